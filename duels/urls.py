@@ -1,0 +1,14 @@
+"""URLs of the duels app. Each area keeps its routes in its own view module."""
+
+from django.urls import include, path
+
+from duels.views import analytics, annotations, api, pages
+
+app_name = "duels"
+
+urlpatterns = [
+    *pages.urlpatterns,
+    *annotations.urlpatterns,
+    *analytics.urlpatterns,
+    path("api/v1/", include((api.urlpatterns, "api"))),
+]

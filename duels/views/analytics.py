@@ -1,0 +1,5 @@
+"""Analytics views."""
+
+from __future__ import annotations
+
+urlpatterns: list = []

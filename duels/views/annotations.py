@@ -1,0 +1,5 @@
+"""Annotations views."""
+
+from __future__ import annotations
+
+urlpatterns: list = []

@@ -1,0 +1,5 @@
+"""Api views."""
+
+from __future__ import annotations
+
+urlpatterns: list = []
