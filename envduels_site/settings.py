@@ -144,7 +144,9 @@ else:
                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=30000;"
                 ),
             },
-            "TEST": {"NAME": VAR_DIR / "test_envduels.sqlite3"},
+            # A file (not :memory:) so live-server tests and worker processes share it; one per
+            # test run so parallel runs in one checkout never clash.
+            "TEST": {"NAME": VAR_DIR / f"test_envduels_{os.getpid()}.sqlite3"},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -1,0 +1,41 @@
+# EnvDuels: `make run` starts everything locally; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install lint check-migrations bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_builtin
+	$(BIN)/python manage.py ensure_admin
+	$(BIN)/python manage.py demo_tournament
+	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+bench: install
+	$(BIN)/python benchmarks/sandbox_bench.py
+	$(BIN)/python benchmarks/tournament_bench.py
+	$(BIN)/python benchmarks/web_bench.py
+	$(BIN)/python benchmarks/exchange_bench.py
+	$(BIN)/python benchmarks/analytics_bench.py
+
+clean:
+	rm -rf $(VENV) var/staticfiles .pytest_cache .ruff_cache

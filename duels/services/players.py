@@ -1,0 +1,50 @@
+"""Writes about players: seeding the built-in roster."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from duels.models import Player, Provider
+
+
+@dataclass(frozen=True)
+class SeedResult:
+    created: list[str]
+    updated: list[str]
+
+
+@transaction.atomic
+def player_seed_builtin() -> SeedResult:
+    """Create or refresh the built-in (scripted) players. Safe to run any number of times."""
+    from duels.players.builtin import BUILTIN_PLAYER_SPECS
+
+    created: list[str] = []
+    updated: list[str] = []
+    for spec in BUILTIN_PLAYER_SPECS:
+        defaults = {
+            "provider": Provider.BUILTIN,
+            "builtin": True,
+            "model": spec["model"],
+            "params": spec.get("params", {}),
+            "description": spec.get("description", "")[:300],
+            "base_url": "",
+            "api_key_env": "",
+            "price_in": 0.0,
+            "price_out": 0.0,
+        }
+        player, was_created = Player.objects.get_or_create(name=spec["name"], defaults=defaults)
+        if was_created:
+            created.append(player.name)
+            continue
+        if not player.builtin:
+            # A person's own player took this name; never overwrite it.
+            continue
+        changed = [key for key, value in defaults.items() if getattr(player, key) != value]
+        if changed:
+            for key in changed:
+                setattr(player, key, defaults[key])
+            player.save(update_fields=changed)
+            updated.append(player.name)
+    return SeedResult(created=created, updated=updated)
