@@ -567,3 +567,10 @@ class ApiToken(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+
+# Crash recovery for duel authoring (engine): the worker authoring a duel's two environments
+# holds this lease and renews it; an expired lease on a running duel whose episodes do not exist
+# yet means the authoring worker died, and another worker authors the duel again.
+Duel.add_to_class("lease_owner", models.CharField(max_length=100, blank=True))
+Duel.add_to_class("lease_expires_at", models.DateTimeField(null=True, blank=True))
