@@ -1,0 +1,84 @@
+"""`manage.py serve` (what `make run` ends with): serves pages, and Ctrl-C leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def fetch_status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def wait_until_up(url: str, deadline: float) -> int:
+    while time.monotonic() < deadline:
+        try:
+            return fetch_status(url)
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.3)
+    raise AssertionError(f"{url} did not answer in time")
+
+
+def processes_matching(pattern: str) -> list[str]:
+    result = subprocess.run(["pgrep", "-af", "--", pattern], capture_output=True, text=True)
+    return [line for line in result.stdout.splitlines() if "pgrep" not in line]
+
+
+def test_serve_answers_and_stops_cleanly(tmp_path):
+    env = {
+        **os.environ, "ENVDUELS_VAR_DIR": str(tmp_path), "DATABASE_URL": "", "REDIS_URL": "",
+    }
+    migrate = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=180,
+    )
+    assert migrate.returncode == 0, migrate.stderr
+    admin = subprocess.run(
+        [sys.executable, "manage.py", "ensure_admin"], cwd=ROOT, env=env, capture_output=True,
+        text=True, timeout=60,
+    )
+    assert "password:" in admin.stdout
+
+    port = free_port()
+    serve = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "1"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        assert wait_until_up(f"{base}/accounts/login/", time.monotonic() + 30) == 200
+        assert fetch_status(f"{base}/") == 200 or fetch_status(f"{base}/") == 302
+        assert fetch_status(f"{base}/admin/login/") == 200
+        children = processes_matching(f"serve-{serve.pid}-") + processes_matching(f"-p {port}")
+        assert len(children) == 2, children
+    finally:
+        serve.send_signal(signal.SIGINT)
+        output, _ = serve.communicate(timeout=30)
+    assert serve.returncode == 0, output
+    assert f"http://127.0.0.1:{port}/" in output and "password:" in output
+    time.sleep(0.5)
+    assert processes_matching(f"serve-{serve.pid}-") == []
+    assert processes_matching(f"-p {port}") == []

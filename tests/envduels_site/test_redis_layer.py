@@ -1,0 +1,40 @@
+"""The Redis channel layer, against the real Redis server named by REDIS_URL."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.helpers.parts import need
+
+pytestmark = pytest.mark.redis
+
+
+def redis_reachable(url: str) -> bool:
+    if not url:
+        return False
+    try:
+        import redis
+
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=2).ping())
+    except Exception:
+        return False
+
+
+async def test_group_message_travels_through_real_redis():
+    url = os.environ.get("REDIS_URL", "")
+    need(redis_reachable(url), "Redis not reachable: set REDIS_URL")
+    from channels_redis.core import RedisChannelLayer
+
+    sender = RedisChannelLayer(hosts=[url])
+    receiver = RedisChannelLayer(hosts=[url])
+    channel = await receiver.new_channel()
+    await receiver.group_add("episode.test-redis", channel)
+    try:
+        await sender.group_send("episode.test-redis", {"type": "step.ready", "index": 7})
+        message = await receiver.receive(channel)
+    finally:
+        await receiver.group_discard("episode.test-redis", channel)
+        await sender.flush()
+    assert message == {"type": "step.ready", "index": 7}
