@@ -1,0 +1,119 @@
+"""What every sandbox backend provides: a probe, and a way to start one guest process."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from abc import ABC, abstractmethod
+
+from sandbox_runner.errors import (
+    SandboxCrashed,
+    SandboxError,
+    SandboxMemoryExceeded,
+    SandboxTimeout,
+)
+from sandbox_runner.guest import guest_source
+from sandbox_runner.limits import SandboxLimits
+from sandbox_runner.protocol import PipeTransport, Transport
+
+# The only variables a sandbox (and the launcher in front of it) ever sees.
+CLEAN_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8"}
+SANDBOX_PYTHON = "/usr/bin/python3"
+NOBODY = 65534
+
+
+class SandboxProcess(ABC):
+    """One started guest: its transport, and how to kill it and explain how it ended."""
+
+    backend_name: str
+    transport: Transport
+
+    @abstractmethod
+    def alive(self) -> bool: ...
+
+    @abstractmethod
+    def kill(self) -> None:
+        """Kill every process of the sandbox and release its resources; safe to call twice."""
+
+    @abstractmethod
+    def exit_error(self, stderr_tail: str) -> SandboxError:
+        """Return the error describing why the guest ended on its own."""
+
+
+class PopenSandboxProcess(SandboxProcess):
+    """A guest behind a local launcher process (bwrap, unshare, or none)."""
+
+    def __init__(self, backend_name: str, command: list[str]) -> None:
+        self.backend_name = backend_name
+        # start_new_session and close_fds happen in C after fork: safe in a threaded server.
+        self.popen = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            env=dict(CLEAN_ENV),
+            cwd="/",
+            close_fds=True,
+            start_new_session=True,
+        )
+        self.transport = PipeTransport(
+            self.popen.stdin.fileno(), self.popen.stdout.fileno(), self.popen.stderr.fileno()
+        )
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            try:
+                # The launcher leads its own session; killing the group reaches any helper too.
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.popen.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=5)
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+    def exit_error(self, stderr_tail: str) -> SandboxError:
+        try:
+            status = self.popen.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            status = None
+        return describe_exit(status, stderr_tail)
+
+
+def describe_exit(status: int | None, stderr_tail: str) -> SandboxError:
+    """Map an exit status (negative: killed by that signal) to the matching error."""
+    tail = stderr_tail[-2000:]
+    if status is not None and status in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+        return SandboxTimeout("the environment used up its CPU time")
+    last_line = tail.strip().splitlines()[-1] if tail.strip() else ""
+    if "MemoryError" in last_line:
+        return SandboxMemoryExceeded(f"the environment ran out of memory\n{tail}")
+    return SandboxCrashed(f"the sandbox exited unexpectedly (status {status})\n{tail}".rstrip())
+
+
+def guest_command(limits: SandboxLimits, python: str = SANDBOX_PYTHON,
+                  count_processes: bool = True) -> list[str]:
+    """Return the command that runs the guest: lean start-up, source passed inline."""
+    return [python, "-S", "-I", "-c", guest_source(), *limits.guest_args(
+        count_processes=count_processes)]
+
+
+class Backend(ABC):
+    """A kind of sandbox. Subclasses live one per module in this package."""
+
+    name: str
+
+    @abstractmethod
+    def unavailable_reason(self) -> str | None:
+        """Return None when this backend works here right now, else what is missing."""
+
+    @abstractmethod
+    def start(self, limits: SandboxLimits) -> SandboxProcess:
+        """Start a fresh, empty sandbox running the guest (nothing loaded yet)."""

@@ -1,0 +1,62 @@
+"""bubblewrap backend: new user/pid/net/ipc/uts namespaces, read-only /usr, tmpfs /tmp."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from sandbox_runner.backends.base import (
+    CLEAN_ENV,
+    NOBODY,
+    SANDBOX_PYTHON,
+    Backend,
+    PopenSandboxProcess,
+    guest_command,
+)
+from sandbox_runner.backends.local_layout import (
+    drop_to_nobody_prefix,
+    system_dirs,
+    system_links,
+)
+from sandbox_runner.limits import SandboxLimits
+
+
+class BwrapBackend(Backend):
+    name = "bwrap"
+
+    def bwrap_command(self, limits: SandboxLimits, command: list[str]) -> list[str]:
+        bwrap = shutil.which("bwrap") or "bwrap"
+        args = [
+            bwrap, "--unshare-all", "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY),
+            "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv",
+            "--setenv", "PATH", CLEAN_ENV["PATH"], "--setenv", "LANG", CLEAN_ENV["LANG"],
+            "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr",
+        ]
+        for name, target in system_links():
+            args += ["--symlink", target, "/" + name]
+        for name in system_dirs():
+            args += ["--ro-bind", "/" + name, "/" + name]
+        args += [
+            "--proc", "/proc", "--dev", "/dev",
+            "--size", str(limits.tmpfs_bytes), "--perms", "1777", "--tmpfs", "/tmp",
+            "--remount-ro", "/", "--chdir", "/tmp", "--",
+        ]
+        return [*drop_to_nobody_prefix(NOBODY, NOBODY), *args, *command]
+
+    def unavailable_reason(self) -> str | None:
+        if not shutil.which("bwrap"):
+            return "bubblewrap is not installed (apt-get install bubblewrap)"
+        if not shutil.which(SANDBOX_PYTHON):
+            return f"{SANDBOX_PYTHON} is missing (apt-get install python3)"
+        probe = self.bwrap_command(SandboxLimits(), [SANDBOX_PYTHON, "-S", "-I", "-c", "pass"])
+        try:
+            done = subprocess.run(probe, capture_output=True, env=dict(CLEAN_ENV), timeout=10)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"bwrap could not start: {error}"
+        if done.returncode != 0:
+            detail = done.stderr.decode(errors="replace").strip()[-300:]
+            return f"bwrap cannot create namespaces here (user namespaces disabled?): {detail}"
+        return None
+
+    def start(self, limits: SandboxLimits) -> PopenSandboxProcess:
+        return PopenSandboxProcess(self.name, self.bwrap_command(limits, guest_command(limits)))

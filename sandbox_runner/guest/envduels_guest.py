@@ -1,0 +1,242 @@
+"""EnvDuels guest: the program that runs INSIDE the sandbox (standard library only).
+
+It applies resource limits to itself, moves the JSON-lines protocol off fds 0 and 1 so nothing
+the environment prints can corrupt it, then loads the environment module and answers requests
+(`load`, `reset`, `step`, `reference`, `close`) one line at a time. Every reply echoes the
+request's `id` so the host can reject anything that does not answer what it asked.
+
+Usage: python3 -S -I envduels_guest.py MEMORY_BYTES MAX_PROCESSES FILE_BYTES CPU_SECONDS
+       MAX_OBSERVATION_BYTES   (a limit of 0 means "leave as is")
+"""
+
+import json
+import os
+import sys
+
+MAIN_PID = os.getpid()
+ENV_FILENAME = "<environment>"
+MAX_TRACEBACK_CHARS = 4000
+
+
+def apply_limits(memory_bytes, max_processes, file_bytes, cpu_seconds):
+    """Lower soft and hard limits, so the environment cannot raise them again."""
+    import resource
+    import signal
+
+    # A write past RLIMIT_FSIZE should fail with EFBIG, not kill the guest.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    wanted = [
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_NOFILE, 256),
+        (resource.RLIMIT_AS, memory_bytes),
+        (resource.RLIMIT_NPROC, max_processes),
+        (resource.RLIMIT_FSIZE, file_bytes),
+        (resource.RLIMIT_CPU, cpu_seconds),
+    ]
+    for which, value in wanted:
+        if value <= 0 and which != resource.RLIMIT_CORE:
+            continue
+        soft, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+
+
+def take_protocol_fds():
+    """Keep private copies of stdin/stdout for the protocol; fd 0 -> /dev/null, fd 1 -> log."""
+    protocol_in = os.dup(0)
+    protocol_out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the guest
+    sys.stdout = sys.stderr
+    sys.__stdout__ = sys.stderr
+    return protocol_in, protocol_out
+
+
+class ContractError(Exception):
+    """The environment answered, but not in the shape the contract requires."""
+
+
+class ObservationTooLarge(Exception):
+    """An observation is over the configured byte limit."""
+
+
+class Guest:
+    def __init__(self, max_observation_bytes):
+        self.max_observation_bytes = max_observation_bytes
+        self.env = None
+
+    def handle(self, request):
+        op = request.get("op")
+        if op == "load":
+            return self.load(request["code"])
+        if self.env is None:
+            raise ContractError("the environment is not loaded")
+        if op == "reset":
+            return {"observation": self.checked_text(self.env.reset(int(request["seed"])))}
+        if op == "step":
+            return self.checked_step(self.env.step(str(request["action"])))
+        if op == "reference":
+            return {"actions": self.reference(int(request["seed"]))}
+        raise ContractError("unknown op %r" % (op,))
+
+    def load(self, source):
+        import linecache
+        import types
+
+        code = compile(source, ENV_FILENAME, "exec")
+        linecache.cache[ENV_FILENAME] = (len(source), None, source.splitlines(True), ENV_FILENAME)
+        module = types.ModuleType("environment")
+        module.__file__ = ENV_FILENAME
+        sys.modules["environment"] = module
+        exec(code, module.__dict__)
+        env_class = module.__dict__.get("Environment")
+        if not isinstance(env_class, type):
+            raise ContractError("the module defines no class named Environment")
+        self.env = env_class()
+        max_steps = getattr(self.env, "max_steps", None)
+        if type(max_steps) is not int or not 1 <= max_steps <= 200:
+            raise ContractError("max_steps must be an int from 1 to 200, got %r" % (max_steps,))
+        has_reference = callable(getattr(self.env, "reference_solution", None))
+        return {"max_steps": max_steps, "has_reference": has_reference}
+
+    def checked_text(self, value, what="reset() must return a str"):
+        if type(value) is not str:
+            raise ContractError("%s, got %s" % (what, type(value).__name__))
+        try:
+            size = len(value.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ContractError("observation is not valid Unicode text") from None
+        if size > self.max_observation_bytes:
+            raise ObservationTooLarge(
+                "observation is %d bytes; the limit is %d" % (size, self.max_observation_bytes)
+            )
+        return value
+
+    def checked_step(self, result):
+        if not isinstance(result, dict):
+            raise ContractError("step() must return a dict, got %s" % type(result).__name__)
+        for key in ("observation", "done", "success"):
+            if key not in result:
+                raise ContractError("step() result is missing %r" % key)
+        observation = self.checked_text(result["observation"], "observation must be a str")
+        if type(result["done"]) is not bool or type(result["success"]) is not bool:
+            raise ContractError("done and success must be bools")
+        reward = result.get("reward", 0.0)
+        if reward is None:
+            reward = 0.0
+        if type(reward) not in (int, float) or reward != reward or abs(reward) == float("inf"):
+            raise ContractError("reward must be a finite number, got %r" % (reward,))
+        return {
+            "observation": observation,
+            "done": result["done"],
+            "success": result["success"],
+            "reward": float(reward),
+        }
+
+    def reference(self, seed):
+        method = getattr(self.env, "reference_solution", None)
+        if not callable(method):
+            return None
+        actions = method(seed)
+        if not isinstance(actions, (list, tuple)) or not all(type(a) is str for a in actions):
+            raise ContractError("reference_solution() must return a list of str")
+        return list(actions)
+
+
+def describe_error(error):
+    """Return the reply `error` object: type, message, kind and the environment's traceback."""
+    import traceback
+
+    if isinstance(error, MemoryError):
+        kind = "memory"
+    elif isinstance(error, ObservationTooLarge):
+        kind = "output"
+    elif isinstance(error, ContractError):
+        kind = "contract"
+    else:
+        kind = "env"
+    frames = traceback.extract_tb(error.__traceback__)
+    env_frames = [i for i, frame in enumerate(frames) if frame.filename == ENV_FILENAME]
+    frames = frames[env_frames[0]:] if env_frames else []
+    lines = traceback.format_list(frames) + traceback.format_exception_only(type(error), error)
+    text = "".join(lines)
+    if len(text) > MAX_TRACEBACK_CHARS:
+        text = "..." + text[-MAX_TRACEBACK_CHARS:]
+    message = str(error)[:MAX_TRACEBACK_CHARS]
+    return {"type": type(error).__name__, "message": message, "kind": kind, "traceback": text}
+
+
+def safe_describe_error(error):
+    """describe_error, even when memory is short (a memory bomb's objects are freed first)."""
+    if isinstance(error, MemoryError):
+        error.__traceback__ = None
+    try:
+        return describe_error(error)
+    except BaseException:
+        kind = "memory" if isinstance(error, MemoryError) else "env"
+        return {"type": type(error).__name__, "message": "", "kind": kind, "traceback": ""}
+
+
+def flush_log():
+    # The environment may have replaced or closed sys.stderr; never let that stop a reply.
+    try:  # noqa: SIM105 - contextlib would cost an import at start-up
+        sys.stderr.flush()
+    except BaseException:
+        pass
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def serve(protocol_in, protocol_out, guest):
+    reader = os.fdopen(protocol_in, "rb")
+    dumps = json.dumps
+    while True:
+        line = reader.readline()
+        if not line:
+            return
+        request_id = None
+        try:
+            request = json.loads(line)
+            request_id = request.get("id")
+            if request.get("op") == "close":
+                return
+            reply = guest.handle(request)
+            reply["ok"] = True
+        except BaseException as error:  # the environment may raise anything, even SystemExit
+            if os.getpid() != MAIN_PID:
+                os._exit(0)
+            reply = {"ok": False, "error": safe_describe_error(error)}
+        if os.getpid() != MAIN_PID:
+            # A child forked by the environment returned into the guest: it must never reply.
+            os._exit(0)
+        flush_log()
+        reply["id"] = request_id
+        try:
+            data = dumps(reply, allow_nan=False).encode("ascii")
+        except (ValueError, TypeError) as error:
+            reply = {"ok": False, "id": request_id, "error": describe_error(error)}
+            data = dumps(reply).encode("ascii")
+        write_all(protocol_out, data + b"\n")
+
+
+def main(argv):
+    numbers = [int(value) for value in argv[1:6]]
+    memory_bytes, max_processes, file_bytes, cpu_seconds, max_observation_bytes = numbers
+    apply_limits(memory_bytes, max_processes, file_bytes, cpu_seconds)
+    protocol_in, protocol_out = take_protocol_fds()
+    serve(protocol_in, protocol_out, Guest(max_observation_bytes))
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

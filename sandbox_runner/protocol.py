@@ -1,0 +1,232 @@
+"""Host side of the guest protocol: bounded reads, per-call deadlines, request ids, log capture."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import select
+import socket
+import struct
+import time
+from typing import Any
+
+from sandbox_runner.errors import (
+    EnvCodeError,
+    SandboxError,
+    SandboxMemoryExceeded,
+    SandboxOutputExceeded,
+    SandboxTimeout,
+)
+
+READ_CHUNK = 64 * 1024
+REPLY, LOG = "reply", "log"
+
+
+class ProtocolViolation(EnvCodeError):
+    """The sandbox wrote something on the protocol channel that is not a valid reply."""
+
+
+class StreamClosed(SandboxError):
+    """The reply stream ended: the guest exited or was killed."""
+
+
+class Transport:
+    """Byte streams to and from one guest: requests in, replies and log out."""
+
+    def send(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def receive(self, timeout: float) -> list[tuple[str, bytes]]:
+        """Return (stream, chunk) pairs that arrived within `timeout`; b"" on REPLY means EOF."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class PipeTransport(Transport):
+    """The guest's stdin, stdout (replies) and stderr (log) as three pipes."""
+
+    def __init__(self, stdin_fd: int, stdout_fd: int, stderr_fd: int) -> None:
+        self.stdin_fd, self.stdout_fd, self.stderr_fd = stdin_fd, stdout_fd, stderr_fd
+        self.streams = {stdout_fd: REPLY, stderr_fd: LOG}
+        self.poller = select.poll()
+        for fd in self.streams:
+            self.poller.register(fd, select.POLLIN)
+
+    def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.stdin_fd, view):]
+
+    def receive(self, timeout: float) -> list[tuple[str, bytes]]:
+        chunks = []
+        for fd, _event in self.poller.poll(max(timeout, 0.0) * 1000):
+            chunk = os.read(fd, READ_CHUNK)
+            if not chunk and fd == self.stderr_fd:
+                self.poller.unregister(fd)
+                continue
+            chunks.append((self.streams[fd], chunk))
+        return chunks
+
+    def close(self) -> None:
+        for fd in (self.stdin_fd, self.stdout_fd, self.stderr_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+class MultiplexedSocketTransport(Transport):
+    """A Docker attach socket: stdin in, stdout and stderr out in 8-byte-header frames."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.pending = bytearray()
+        self.frame_stream: str | None = None
+        self.frame_left = 0
+        self.poller = select.poll()
+        self.poller.register(sock.fileno(), select.POLLIN)
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def receive(self, timeout: float) -> list[tuple[str, bytes]]:
+        if not self.poller.poll(max(timeout, 0.0) * 1000):
+            return []
+        data = self.sock.recv(READ_CHUNK)
+        if not data:
+            return [(REPLY, b"")]
+        self.pending += data
+        chunks = []
+        while self.pending:
+            if self.frame_left == 0:
+                if len(self.pending) < 8:
+                    break
+                kind, size = struct.unpack(">BxxxL", self.pending[:8])
+                del self.pending[:8]
+                self.frame_stream, self.frame_left = (REPLY if kind == 1 else LOG), size
+                continue
+            take = bytes(self.pending[: self.frame_left])
+            del self.pending[: len(take)]
+            self.frame_left -= len(take)
+            chunks.append((self.frame_stream, take))
+        return chunks
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+def reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in a reply")
+
+
+REPLY_DECODER = json.JSONDecoder(parse_constant=reject_constant)
+
+
+class Channel:
+    """Sends requests and waits for the matching reply, enforcing every byte and time limit."""
+
+    def __init__(self, transport: Transport, *, max_reply_bytes: int, max_log_bytes: int) -> None:
+        self.transport = transport
+        self.max_reply_bytes = max_reply_bytes
+        self.max_log_bytes = max_log_bytes
+        self.nonce = secrets.token_hex(4)
+        self.sequence = 0
+        self.replies = bytearray()
+        self.log_parts: list[bytes] = []
+        self.log_size = 0
+        self.closed = False
+
+    @property
+    def log_text(self) -> str:
+        return b"".join(self.log_parts).decode("utf-8", "replace")
+
+    def call(self, message: dict[str, Any], deadline: float) -> dict[str, Any]:
+        """Send `message`; return the `ok` reply, or raise the error that matches the failure."""
+        self.sequence += 1
+        request_id = f"{self.nonce}-{self.sequence}"
+        payload = json.dumps({"id": request_id, **message}, ensure_ascii=False)
+        try:
+            self.transport.send(payload.encode("utf-8", "surrogatepass") + b"\n")
+        except OSError as error:
+            raise StreamClosed(f"could not send to the sandbox: {error}") from error
+        reply = self.parse(self.read_line(deadline))
+        if reply.get("id") != request_id:
+            raise ProtocolViolation("the sandbox sent a reply that does not answer the request")
+        if reply.get("ok") is True:
+            return reply
+        raise reply_error(reply.get("error"))
+
+    def read_line(self, deadline: float) -> bytes:
+        while True:
+            newline = self.replies.find(b"\n")
+            if newline >= 0:
+                line = bytes(self.replies[:newline])
+                del self.replies[: newline + 1]
+                return line
+            if len(self.replies) > self.max_reply_bytes:
+                raise SandboxOutputExceeded(
+                    f"a reply grew past {self.max_reply_bytes} bytes without ending"
+                )
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SandboxTimeout("the environment did not answer in time")
+            self.pump(remaining)
+
+    def pump(self, timeout: float) -> None:
+        """Move whatever arrives within `timeout` into the reply buffer or the log."""
+        for stream, chunk in self.transport.receive(timeout):
+            if stream == REPLY:
+                if not chunk:
+                    raise StreamClosed("the sandbox closed its reply stream")
+                self.replies += chunk
+            else:
+                self.log_size += len(chunk)
+                if self.log_size > self.max_log_bytes:
+                    raise SandboxOutputExceeded(
+                        f"the environment printed more than {self.max_log_bytes} bytes"
+                    )
+                self.log_parts.append(chunk)
+
+    def drain_log(self, timeout: float) -> None:
+        """Collect log output until the streams close or `timeout` passes (used at close)."""
+        deadline = time.monotonic() + timeout
+        try:
+            while (remaining := deadline - time.monotonic()) > 0:
+                self.pump(remaining)
+        except SandboxError:
+            pass
+
+    @staticmethod
+    def parse(line: bytes) -> dict[str, Any]:
+        try:
+            reply = REPLY_DECODER.decode(line.decode("utf-8"))
+        except ValueError as error:
+            raise ProtocolViolation(f"the sandbox sent an invalid reply line: {error}") from None
+        if not isinstance(reply, dict):
+            raise ProtocolViolation("the sandbox sent a reply that is not a JSON object")
+        return reply
+
+
+def reply_error(error: Any) -> SandboxError:
+    """Turn the guest's `error` object into the matching exception."""
+    if not isinstance(error, dict):
+        return ProtocolViolation("the sandbox sent a failure without an error object")
+    kind = str(error.get("kind", "env"))
+    name = str(error.get("type", "Error"))[:100]
+    message = str(error.get("message", ""))[:4000]
+    trace = str(error.get("traceback", ""))[:4000]
+    if kind == "memory":
+        return SandboxMemoryExceeded(f"the environment ran out of memory ({name}: {message})")
+    if kind == "output":
+        return SandboxOutputExceeded(message)
+    detail = f"{name}: {message}"
+    if kind == "contract":
+        detail = f"the environment broke the contract: {message}"
+    if trace and kind != "contract":
+        detail += "\n" + trace
+    exception = EnvCodeError(detail)
+    exception.error_type = name
+    return exception

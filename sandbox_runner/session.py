@@ -1,0 +1,139 @@
+"""One open sandbox: the environment loaded in a guest, driven call by call under limits."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sandbox_runner.backends.base import SandboxProcess
+from sandbox_runner.errors import (
+    EnvCodeError,
+    SandboxCrashed,
+    SandboxError,
+    SandboxMemoryExceeded,
+    SandboxOutputExceeded,
+    SandboxTimeout,
+)
+from sandbox_runner.limits import SandboxLimits
+from sandbox_runner.protocol import Channel, ProtocolViolation, StreamClosed
+
+
+@dataclass(frozen=True)
+class StepResult:
+    observation: str
+    done: bool
+    success: bool
+    reward: float = 0.0
+
+
+class Sandbox:
+    """A started guest. Use as a context manager; any limit violation kills it for good."""
+
+    def __init__(self, process: SandboxProcess, limits: SandboxLimits) -> None:
+        self.process = process
+        self.limits = limits
+        self.backend_name = process.backend_name
+        self.channel = Channel(process.transport, max_reply_bytes=limits.max_reply_bytes,
+                               max_log_bytes=limits.max_log_bytes)
+        self.episode_deadline = time.monotonic() + limits.episode_timeout
+        self.max_steps: int | None = None
+        self.has_reference = False
+        self.failure: SandboxError | None = None
+        self.closed = False
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def log(self) -> str:
+        """What the environment printed so far (stdout and stderr, at most max_log_bytes)."""
+        if not self.closed:
+            try:
+                self.channel.pump(0)
+            except SandboxError as error:
+                self.fail(error)
+        return self.channel.log_text
+
+    def load(self, code: str) -> None:
+        reply = self.call("load", code=code)
+        self.max_steps = reply.get("max_steps")
+        self.has_reference = bool(reply.get("has_reference"))
+
+    def reset(self, seed: int = 0) -> str:
+        return self.observation(self.call("reset", seed=int(seed)))
+
+    def step(self, action: str) -> StepResult:
+        reply = self.call("step", action=str(action))
+        done, success, reward = reply.get("done"), reply.get("success"), reply.get("reward", 0.0)
+        if type(done) is not bool or type(success) is not bool or type(reward) not in (int, float):
+            self.fail(ProtocolViolation("the sandbox sent a malformed step reply"))
+        return StepResult(self.observation(reply), done, success, float(reward))
+
+    def reference_solution(self, seed: int = 0) -> list[str] | None:
+        if not self.has_reference:
+            return None
+        actions = self.call("reference", seed=int(seed)).get("actions")
+        if actions is None:
+            return None
+        if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+            self.fail(ProtocolViolation("the sandbox sent a malformed reference reply"))
+        return actions
+
+    def observation(self, reply: dict[str, Any]) -> str:
+        text = reply.get("observation")
+        if not isinstance(text, str):
+            self.fail(ProtocolViolation("the sandbox sent a reply without an observation"))
+        if len(text.encode("utf-8", "surrogatepass")) > self.limits.max_observation_bytes:
+            self.fail(SandboxOutputExceeded(
+                f"observation is over {self.limits.max_observation_bytes} bytes"))
+        return text
+
+    def call(self, op: str, **fields: Any) -> dict[str, Any]:
+        if self.failure is not None:
+            raise type(self.failure)(f"the sandbox was already stopped: {self.failure}")
+        if self.closed:
+            raise SandboxCrashed("the sandbox is closed")
+        now = time.monotonic()
+        deadline = min(now + self.limits.call_timeout, self.episode_deadline)
+        try:
+            return self.channel.call({"op": op, **fields}, deadline)
+        except SandboxTimeout:
+            which = ("episode", self.limits.episode_timeout)
+            if deadline != self.episode_deadline:
+                which = ("call", self.limits.call_timeout)
+            self.fail(SandboxTimeout(
+                f"{op} exceeded the {which[0]} time limit of {which[1]:g} s; sandbox killed"))
+        except StreamClosed:
+            self.channel.drain_log(0.2)
+            self.fail(self.process.exit_error(self.channel.log_text))
+        except (ProtocolViolation, SandboxOutputExceeded, SandboxMemoryExceeded) as error:
+            self.fail(error)
+        except EnvCodeError:
+            raise  # the environment raised; the guest is intact and may be called again
+        raise AssertionError("unreachable")
+
+    def fail(self, error: SandboxError) -> None:
+        """Kill the sandbox and raise `error` (kept, so later calls fail the same way)."""
+        self.failure = error
+        self.kill()
+        raise error
+
+    def kill(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.process.kill()
+
+    def close(self) -> None:
+        """Stop the guest and remove the sandbox. Safe to call more than once."""
+        if self.closed:
+            return
+        try:
+            self.process.transport.send(b'{"op": "close"}\n')
+            self.channel.pump(0)
+        except (OSError, SandboxError):
+            pass
+        self.kill()
