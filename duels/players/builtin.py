@@ -1,0 +1,172 @@
+"""Built-in (scripted) players: offline, deterministic, reading the same chat text as a model.
+
+A built-in player works out from the messages alone whether it is asked to set an environment (with
+or without observe-mode digests), to repair a setter answer, to take a solver turn (with or without
+a hint) or to answer the connectivity check, and answers in the same text format a model would.
+They are the embedded default and the test fixtures, never a stand-in for real results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import time
+from typing import Any
+
+from duels.players import prompts
+from duels.players.base import ChatPlayer, Completion, Message, PlayerError
+from duels.players.scripted import FAMILIES, SKILLS
+from duels.players.scripted.setters import SETTER_STYLES, answer_text, write_environment
+from duels.players.scripted.solvers import solve
+
+SETTER_FORMATS = ("ok", "broken_once", "broken")
+
+BUILTIN_PLAYER_SPECS: list[dict[str, Any]] = [
+    {
+        "name": "builtin-rookie",
+        "model": "scripted-rookie-v1",
+        "params": {"setter_style": "safe", "solver_skill": "random", "seed": 1},
+        "description": "Writes easy puzzles and plays by pressing random plausible buttons.",
+    },
+    {
+        "name": "builtin-cautious",
+        "model": "scripted-cautious-v1",
+        "params": {"setter_style": "safe", "solver_skill": "search", "seed": 2},
+        "description": "Writes easy puzzles; solves by systematic search within the step budget.",
+    },
+    {
+        "name": "builtin-architect",
+        "model": "scripted-architect-v1",
+        "params": {"setter_style": "needs_hint", "solver_skill": "greedy", "seed": 3},
+        "description": "Designs puzzles that need their hint; a greedy, feedback-chasing solver.",
+    },
+    {
+        "name": "builtin-watcher",
+        "model": "scripted-watcher-v1",
+        "params": {"setter_style": "observer", "solver_skill": "search", "seed": 4},
+        "description": "Copies designs that worked in earlier duels (observe mode); searches.",
+    },
+    {
+        "name": "builtin-ace",
+        "model": "scripted-ace-v1",
+        "params": {"setter_style": "overreach", "solver_skill": "hint_search", "seed": 5},
+        "description": "The strongest solver (search that applies hints); overreaches as setter.",
+    },
+]
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token, as for English text with most tokenizers."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def _latency_setting() -> int:
+    from django.conf import settings  # read lazily: the players also run outside Django
+
+    return int(getattr(settings, "ENVDUELS_BUILTIN_LATENCY_MS", 0) or 0)
+
+
+class BuiltinPlayer(ChatPlayer):
+    """A scripted player whose setter style and solver skill come from `params`.
+
+    params: setter_style (safe | overreach | needs_hint | observer), solver_skill (random | greedy
+    | search | hint_search), seed (int), optional family (pin the setter to one family) and
+    setter_format (ok | broken_once | broken, to exercise the repair path).
+    """
+
+    provider = "builtin"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.setter_style = str(self.params.get("setter_style", "needs_hint"))
+        self.solver_skill = str(self.params.get("solver_skill", "search"))
+        self.setter_format = str(self.params.get("setter_format", "ok"))
+        self.family = self.params.get("family") or None
+        self.seed = int(self.params.get("seed", 0))
+        checks = [
+            ("setter_style", self.setter_style, SETTER_STYLES),
+            ("solver_skill", self.solver_skill, SKILLS),
+            ("setter_format", self.setter_format, SETTER_FORMATS),
+        ]
+        for key, value, allowed in checks:
+            if value not in allowed:
+                raise PlayerError(f"built-in player {self.name}: {key} must be one of "
+                                  f"{', '.join(allowed)}, not {value!r}")
+        if self.family is not None and self.family not in FAMILIES:
+            raise PlayerError(f"built-in player {self.name}: family must be one of "
+                              f"{', '.join(FAMILIES)}, not {self.family!r}")
+
+    def complete(
+        self, messages: list[Message], *, max_tokens: int = 1024, temperature: float = 0.0
+    ) -> Completion:
+        started = time.perf_counter()
+        delay_ms = _latency_setting()
+        if delay_ms > 0:
+            time.sleep(delay_ms / 1000)
+        kind, text = self._answer(messages)
+        prompt_text = "".join(message.get("content", "") for message in messages)
+        return Completion(
+            text=text,
+            input_tokens=estimate_tokens(prompt_text),
+            output_tokens=estimate_tokens(text),
+            latency_ms=int((time.perf_counter() - started) * 1000),
+            raw={"provider": "builtin", "turn": kind, "model": self.model},
+        )
+
+    def _rng(self, messages: list[Message]) -> random.Random:
+        """An RNG private to this conversation and seed, so replays give the same answer."""
+        digest = hashlib.sha256(
+            json.dumps([self.seed, self.model, messages], sort_keys=True).encode()
+        ).hexdigest()
+        return random.Random(int(digest[:16], 16))
+
+    def _answer(self, messages: list[Message]) -> tuple[str, str]:
+        system = next((m["content"] for m in messages if m.get("role") == "system"), "")
+        users = [m["content"] for m in messages if m.get("role") == "user"]
+        last_user = users[-1] if users else ""
+        if "Reply with exactly: ACTION: ready" in last_user:
+            return "check", "ACTION: ready"
+        if prompts.SETTER_ROLE_LINE in system:
+            return self._setter_turn(messages, users)
+        if prompts.SOLVER_ROLE_LINE in system:
+            return "solver", self._solver_turn(messages, system)
+        return "unknown", "I do not recognise this request.\nACTION: ready"
+
+    def _setter_turn(self, messages: list[Message], users: list[str]) -> tuple[str, str]:
+        repairing = any(prompts.REPAIR_LINE in text for text in users[1:])
+        first_prompt = users[0] if users else ""
+        digests = re.findall(
+            rf"{re.escape(prompts.DIGEST_START)}\n(.*?)\n{re.escape(prompts.DIGEST_END)}",
+            first_prompt,
+            re.DOTALL,
+        )
+        # The design depends on the original prompt only, so a repair re-sends the same design.
+        rng = self._rng(messages[:2])
+        environment = write_environment(
+            style=self.setter_style, digests=digests, rng=rng, family=self.family
+        )
+        broken = self.setter_format == "broken" or (
+            self.setter_format == "broken_once" and not repairing
+        )
+        return ("repair" if repairing else "setter"), answer_text(environment, broken=broken)
+
+    def _solver_turn(self, messages: list[Message], system: str) -> str:
+        hint = None
+        if prompts.HINT_START in system:
+            hint = system.split(prompts.HINT_START, 1)[1].split(prompts.HINT_END, 1)[0].strip()
+        observations = [m["content"] for m in messages if m.get("role") == "user"]
+        actions = [
+            prompts.parse_solver_action(m["content"]).action
+            for m in messages
+            if m.get("role") == "assistant"
+        ]
+        reasoning, action = solve(
+            skill=self.solver_skill,
+            observations=observations,
+            actions=actions,
+            hint=hint,
+            rng=self._rng(messages),
+        )
+        return f"{reasoning}\nACTION: {action}"

@@ -1,0 +1,250 @@
+"""Every prompt EnvDuels sends to a model, and the parsers for the answers, in one place.
+
+The texts are versioned: `PROMPT_VERSION` is stored with every duel and episode, so results from
+different prompt wordings are never silently mixed. Change the version whenever a text changes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from duels.players.base import Message, PlayerError
+
+PROMPT_VERSION = "v1"
+
+MAX_SOURCE_BYTES = 64 * 1024
+MAX_ACTION_CHARS = 1000
+
+# Stable markers: the built-in players recognise the turn by these, exactly as a model reads them.
+SETTER_ROLE_LINE = "You are the SETTER in an Environment Duel."
+SOLVER_ROLE_LINE = "You are the SOLVER in an Environment Duel."
+DIGESTS_HEADER = "EARLIER DUELS (observe mode)"
+DIGEST_START = "--- DIGEST ---"
+DIGEST_END = "--- END DIGEST ---"
+REPAIR_LINE = "Your previous answer could not be used."
+HINT_START = "PRIVILEGED HINT (from the environment's author):"
+HINT_END = "END OF HINT"
+TITLE_PREFIX = "TITLE:"
+
+ENVIRONMENT_CONTRACT = f"""\
+Write a single Python 3 module, standard library only, at most {MAX_SOURCE_BYTES // 1024} KiB, \
+defining:
+
+class Environment:
+    max_steps = 30  # cap on solver actions, an int from 1 to 200
+
+    def reset(self, seed: int) -> str:
+        # task statement + first observation; deterministic in seed
+        ...
+
+    def step(self, action: str) -> dict:
+        # {{"observation": str, "done": bool, "success": bool, "reward": float (optional)}}
+        ...
+
+    def reference_solution(self, seed: int) -> list[str]:
+        # optional, privileged: the actions that solve this seed (proves solvability)
+        ...
+
+An episode ends when `done` is true or after `max_steps` actions (then it failed). The
+environment never sees the hint and never learns whether the episode is hinted. Before any
+episode the module is validated in a sandbox: it must load; `reset` with the same seed twice must
+give the same text; three seeds must reset; junk actions must return well-formed dicts; if
+`reference_solution` exists, replaying it must succeed within `max_steps` for two seeds; the hint
+must not appear in the reset text; every call must stay within the sandbox's time and memory
+limits. An invalid environment scores 0."""
+
+SETTER_SYSTEM = f"""\
+{SETTER_ROLE_LINE}
+You write an interactive text environment and a privileged hint for it. Another model will play your
+environment several times without the hint and several times with it (same seeds in both
+conditions). Your score is p_hinted * (1 - p_unhinted): the goal is an environment that a capable
+solver FAILS without the hint and PASSES with it. A trivial environment scores 0; an impossible one
+scores 0. The hint should name the real difficulty in a sentence a person could use.
+
+The environment contract:
+
+{ENVIRONMENT_CONTRACT}
+
+The solver sees only the text your environment returns and answers each observation with one action
+line. Tell the solver in the reset text what actions exist and what success looks like."""
+
+SETTER_ANSWER_FORMAT = f"""\
+Answer in exactly this format:
+
+{TITLE_PREFIX} <a short title for your environment>
+
+```python
+<the whole module>
+```
+
+```hint
+<the privileged hint, one or a few sentences>
+```
+
+Exactly one ```python block and exactly one ```hint block; nothing else is read."""
+
+SOLVER_SYSTEM = f"""\
+{SOLVER_ROLE_LINE}
+You play an interactive text environment written by another model. Each user message is the
+environment's observation (the first one states the task). Answer every observation with your
+reasoning, if any, followed by a final line of the form:
+
+ACTION: <action>
+
+Only the last line starting with `ACTION:` is sent to the environment, exactly as written after the
+colon. The episode ends when the environment says you are done or after its step limit."""
+
+PLAYER_CHECK_MESSAGES: list[Message] = [
+    {"role": "system", "content": "You are being checked for connectivity by EnvDuels."},
+    {"role": "user", "content": "Reply with exactly: ACTION: ready"},
+]
+
+
+class SetterFormatError(PlayerError):
+    """A setter answer lacks exactly one ```python and one non-empty ```hint block."""
+
+
+@dataclass(frozen=True)
+class SetterAnswer:
+    title: str
+    source: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class ParsedAction:
+    action: str
+    format_error: str = ""
+
+
+def setter_messages(*, digests: list[str] | None = None) -> list[Message]:
+    """Return the setter's system + user messages; with `digests` the prompt is in observe mode."""
+    parts = ["Write one environment and its hint now."]
+    if digests:
+        parts.append(
+            f"{DIGESTS_HEADER}: below are digests of environments from earlier duels, with their "
+            "hints, pass rates and how solvers failed without the hint. Learn from them: what made "
+            "a solver fail unhinted and pass hinted?"
+        )
+        parts.extend(f"{DIGEST_START}\n{digest.strip()}\n{DIGEST_END}" for digest in digests)
+    parts.append(SETTER_ANSWER_FORMAT)
+    return [
+        {"role": "system", "content": SETTER_SYSTEM},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def observe_digest(
+    *,
+    title: str,
+    author: str,
+    hint: str,
+    p_unhinted: float | None,
+    p_hinted: float | None,
+    setter_score: float | None,
+    failed_unhinted_actions: list[list[str]],
+    source_excerpt: str = "",
+) -> str:
+    """Return the text describing one earlier duel's environment for an observe-mode prompt."""
+    lines = [
+        f"Environment: {title}",
+        f"Author: {author}",
+        f"Hint: {hint.strip()}",
+        f"Pass rate without hint: {_rate(p_unhinted)}",
+        f"Pass rate with hint: {_rate(p_hinted)}",
+        f"Setter score: {_rate(setter_score)}",
+    ]
+    if failed_unhinted_actions:
+        lines.append("Failed unhinted runs (last actions):")
+        for actions in failed_unhinted_actions[:5]:
+            tail = [action.replace("\n", " ")[:80] for action in actions[-6:]]
+            lines.append("  - " + (" | ".join(tail) if tail else "(no actions)"))
+    else:
+        lines.append("Failed unhinted runs: none")
+    if source_excerpt.strip():
+        lines.append("Source excerpt:")
+        lines.append(source_excerpt.strip()[:1500])
+    return "\n".join(lines)
+
+
+def repair_message(*, error: str) -> Message:
+    """Return the single repair request sent after a malformed setter answer."""
+    return {
+        "role": "user",
+        "content": f"{REPAIR_LINE} {error.strip()}\n\n"
+        "Send the whole answer again. This is your only repair attempt.\n\n" + SETTER_ANSWER_FORMAT,
+    }
+
+
+_FENCE = re.compile(
+    r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE
+)
+_TITLE = re.compile(rf"^\s*{re.escape(TITLE_PREFIX)}\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
+
+
+def parse_setter_answer(text: str) -> SetterAnswer:
+    """Extract title, source and hint; raise SetterFormatError with an actionable message."""
+    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
+    python_blocks = [body for lang, body in blocks if lang in {"python", "py", "python3"}]
+    hint_blocks = [body for lang, body in blocks if lang == "hint"]
+    if len(python_blocks) != 1:
+        raise SetterFormatError(
+            f"expected exactly one ```python block, found {len(python_blocks)}; put the whole "
+            "environment module in a single ```python fenced block"
+        )
+    if len(hint_blocks) != 1:
+        raise SetterFormatError(
+            f"expected exactly one ```hint block, found {len(hint_blocks)}; put the privileged "
+            "hint in a single ```hint fenced block"
+        )
+    source, hint = python_blocks[0].strip("\n"), hint_blocks[0].strip()
+    if not source.strip():
+        raise SetterFormatError("the ```python block is empty; it must hold the whole module")
+    if not hint:
+        raise SetterFormatError("the ```hint block is empty; write the hint inside it")
+    if len(source.encode()) > MAX_SOURCE_BYTES:
+        raise SetterFormatError(
+            f"the source is {len(source.encode())} bytes; the limit is {MAX_SOURCE_BYTES} bytes"
+        )
+    match = _TITLE.search(text)
+    title = match.group(1)[:200] if match else ""
+    return SetterAnswer(title=title or "Untitled environment", source=source + "\n", hint=hint)
+
+
+def solver_system_prompt(*, hint: str | None) -> str:
+    """Return the solver's system prompt; the hinted condition appends the privileged hint."""
+    if hint is None:
+        return SOLVER_SYSTEM
+    return f"{SOLVER_SYSTEM}\n\n{HINT_START}\n{hint.strip()}\n{HINT_END}"
+
+
+def solver_messages(
+    *, hint: str | None, history: list[tuple[str, str]], observation: str
+) -> list[Message]:
+    """Return the chat for one solver turn: system, earlier (observation, reply) pairs, new one."""
+    messages: list[Message] = [{"role": "system", "content": solver_system_prompt(hint=hint)}]
+    for earlier_observation, reply in history:
+        messages.append({"role": "user", "content": earlier_observation})
+        messages.append({"role": "assistant", "content": reply})
+    messages.append({"role": "user", "content": observation})
+    return messages
+
+
+_ACTION = re.compile(r"^[ \t>*_`]*ACTION[ \t*_`]*:(.*)$", re.MULTILINE)
+
+
+def parse_solver_action(reply: str) -> ParsedAction:
+    """Return the reply's last `ACTION:` line, else the reply cut to 1,000 chars and an error."""
+    matches = _ACTION.findall(reply)
+    if matches:
+        action = matches[-1].strip().strip("`*").strip()
+        return ParsedAction(action=action[:MAX_ACTION_CHARS])
+    return ParsedAction(
+        action=reply[:MAX_ACTION_CHARS],
+        format_error="the reply has no line starting with 'ACTION:'; the whole reply was sent",
+    )
