@@ -1,0 +1,266 @@
+"""The `envduels.v1` exchange format (DESIGN.md "Exchange format"): its schema and the exporter.
+
+One JSON object a line: first `{"format": "envduels.v1"}`, then records, each with `kind`, its
+`uuid` and the uuids it refers to. Kinds are written so that references precede referrers. The
+same schema drives the importer (duels/services/exchange_import.py), so both sides agree on every
+field. Players carry only the *name* of their API-key variable, never a key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from django.db import models
+from django.db.models import Prefetch, QuerySet
+
+from duels.models import (
+    Annotation,
+    Duel,
+    Environment,
+    Episode,
+    Hint,
+    Outcome,
+    Player,
+    Provider,
+    Status,
+    Step,
+    TargetKind,
+    Tournament,
+    TransferResult,
+)
+
+FORMAT = "envduels.v1"
+FORMAT_LINE = {"format": FORMAT}
+CHUNK_SIZE = 2000
+
+
+@dataclass(frozen=True)
+class Field:
+    """One record field: its JSON name, type, model path (for `.values()`), and constraints.
+
+    Types: str, int, number, bool, time, object, tags (list of str), ref (uuid of `ref` kind),
+    refs (list of uuids of `ref` kind), target (annotation target, kind given by target_kind).
+    """
+
+    name: str
+    type: str
+    path: str = ""
+    nullable: bool = False
+    ref: str = ""
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+
+
+def _f(name: str, type_: str, path: str = "", **options: Any) -> Field:
+    return Field(name=name, type=type_, path=path or name, **options)
+
+
+def _ref(name: str, kind: str, *, nullable: bool = False, path: str = "") -> Field:
+    return Field(name=name, type="ref", path=path or f"{name}__uuid", ref=kind, nullable=nullable)
+
+
+_STATUSES = tuple(Status.values)
+_NONNEG = {"minimum": 0}
+
+SCHEMA: dict[str, tuple[Field, ...]] = {
+    "player": (
+        _f("name", "str"),
+        _f("provider", "str", choices=tuple(Provider.values)),
+        _f("model", "str"),
+        _f("base_url", "str"),
+        _f("api_key_env", "str"),
+        _f("params", "object"),
+        _f("price_in", "number", **_NONNEG),
+        _f("price_out", "number", **_NONNEG),
+        _f("builtin", "bool"),
+    ),
+    "environment": (
+        _f("title", "str"),
+        _ref("author", "player", nullable=True),
+        _f("source", "str"),
+        _f("created_at", "time"),
+        _f("validation", "object", nullable=True),
+    ),
+    "hint": (
+        _ref("environment", "environment"),
+        _ref("author", "player", nullable=True),
+        _f("text", "str"),
+    ),
+    "tournament": (
+        _f("name", "str"),
+        Field(name="players", type="refs", ref="player"),
+        _f("rounds", "int", minimum=1),
+        _f("attempts", "int", minimum=1),
+        _f("observe", "bool"),
+        _f("status", "str", choices=_STATUSES),
+        _f("created_at", "time"),
+    ),
+    "duel": (
+        _ref("tournament", "tournament", nullable=True),
+        _ref("a", "player"),
+        _ref("b", "player"),
+        _ref("env_a", "environment", nullable=True),
+        _ref("env_b", "environment", nullable=True),
+        _ref("hint_a", "hint", nullable=True),
+        _ref("hint_b", "hint", nullable=True),
+        _f("attempts", "int", minimum=1),
+        _f("observe", "bool"),
+        _f("status", "str", choices=_STATUSES),
+        _f("outcome", "str", nullable=True, choices=tuple(Outcome.values)),
+        _f("created_at", "time"),
+        _f("finished_at", "time", nullable=True),
+    ),
+    "episode": (
+        _ref("duel", "duel", nullable=True),
+        _ref("environment", "environment"),
+        _ref("hint", "hint", nullable=True),
+        _ref("solver", "player"),
+        _f("seed", "int"),
+        _f("status", "str", choices=_STATUSES),
+        _f("success", "bool", nullable=True),
+        _f("steps", "int", **_NONNEG),
+        _f("input_tokens", "int", **_NONNEG),
+        _f("output_tokens", "int", **_NONNEG),
+        _f("cost", "number", **_NONNEG),
+        _f("started_at", "time", nullable=True),
+        _f("finished_at", "time", nullable=True),
+        _f("error", "str"),
+    ),
+    "step": (
+        _ref("episode", "episode"),
+        _f("index", "int", **_NONNEG),
+        _f("observation", "str"),
+        _f("reply", "str"),
+        _f("action", "str"),
+        _f("reward", "number", nullable=True),
+        _f("done", "bool"),
+        _f("success", "bool"),
+        _f("latency_ms", "int", **_NONNEG),
+        _f("input_tokens", "int", **_NONNEG),
+        _f("output_tokens", "int", **_NONNEG),
+        _f("format_error", "str"),
+    ),
+    "annotation": (
+        _f("target_kind", "str", choices=tuple(TargetKind.values)),
+        Field(name="target", type="target"),
+        _f("index", "int", path="step_index", nullable=True, **_NONNEG),
+        _f("author", "str", path="author__username"),
+        _f("tags", "tags"),
+        _f("rating", "int", nullable=True, minimum=1),
+        _f("text", "str"),
+        _f("line_start", "int", nullable=True, minimum=1),
+        _f("line_end", "int", nullable=True, minimum=1),
+        _f("created_at", "time"),
+    ),
+    "transfer": (
+        _ref("learner", "player"),
+        _ref("environment", "environment", nullable=True),
+        _ref("author", "player", nullable=True),
+        _f("benchmark", "str"),
+        _f("before", "number"),
+        _f("after", "number"),
+    ),
+}
+KIND_ORDER: tuple[str, ...] = tuple(SCHEMA)
+MODELS: dict[str, type[models.Model]] = {
+    "player": Player,
+    "environment": Environment,
+    "hint": Hint,
+    "tournament": Tournament,
+    "duel": Duel,
+    "episode": Episode,
+    "step": Step,
+    "annotation": Annotation,
+    "transfer": TransferResult,
+}
+
+
+def iso_time(value: datetime | None) -> str | None:
+    """ISO 8601 in UTC with a `Z`, the one time spelling of the format."""
+    if value is None:
+        return None
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _value(field: Field, row: dict[str, Any]) -> Any:
+    value = row[field.path]
+    if field.type == "ref":
+        return None if value is None else str(value)
+    if field.type == "time":
+        return iso_time(value)
+    if field.type == "number" and value is not None:
+        return float(value)
+    return value
+
+
+def _values_paths(kind: str) -> list[str]:
+    paths = ["uuid"]
+    for field in SCHEMA[kind]:
+        if field.type == "target":
+            paths += ["environment__uuid", "episode__uuid"]
+        elif field.type != "refs":
+            paths.append(field.path)
+    return paths
+
+
+def exchange_records(kind: str, queryset: QuerySet) -> Iterator[dict[str, Any]]:
+    """Yield the records of `kind` for a queryset of its model, streaming in chunks."""
+    fields = SCHEMA[kind]
+    if kind == "tournament":
+        rows: Iterable[Any] = queryset.order_by("pk").prefetch_related(
+            Prefetch("players", queryset=Player.objects.only("uuid"))
+        ).iterator(chunk_size=200)
+    else:
+        rows = queryset.order_by("pk").values(*_values_paths(kind)).iterator(chunk_size=CHUNK_SIZE)
+    for row in rows:
+        if kind == "tournament":
+            yield {
+                "kind": kind,
+                "uuid": str(row.uuid),
+                "name": row.name,
+                "players": sorted(str(player.uuid) for player in row.players.all()),
+                "rounds": row.rounds,
+                "attempts": row.attempts,
+                "observe": row.observe,
+                "status": row.status,
+                "created_at": iso_time(row.created_at),
+            }
+            continue
+        record: dict[str, Any] = {"kind": kind, "uuid": str(row["uuid"])}
+        for field in fields:
+            if field.type == "target":
+                target = row["environment__uuid"] or row["episode__uuid"]
+                record["target"] = str(target)
+            else:
+                record[field.name] = _value(field, row)
+        yield record
+
+
+def exchange_dump_line(record: dict[str, Any]) -> str:
+    """One line of the file (without the newline)."""
+    return json.dumps(record, ensure_ascii=False, allow_nan=False)
+
+
+def exchange_lines(querysets: dict[str, QuerySet]) -> Iterator[str]:
+    """The whole file, line by line with newlines: format line, then kinds in reference order."""
+    yield exchange_dump_line(FORMAT_LINE) + "\n"
+    for kind in KIND_ORDER:
+        queryset = querysets.get(kind)
+        if queryset is None:
+            continue
+        for record in exchange_records(kind, queryset):
+            yield exchange_dump_line(record) + "\n"
+
+
+def exchange_export(*, querysets: dict[str, QuerySet], out: TextIO) -> dict[str, int]:
+    """Write an `envduels.v1` file to `out`; return how many records of each kind it holds."""
+    counts = dict.fromkeys(KIND_ORDER, 0)
+    for line in exchange_lines(querysets):
+        out.write(line)
+        if line.startswith('{"kind": "'):
+            counts[line[10 : line.index('"', 10)]] += 1
+    return counts
