@@ -4,3 +4,31 @@ Tasks stay thin: they parse their arguments and call one service.
 """
 
 from __future__ import annotations
+
+from django_tasks import task
+
+# --- Duel engine ------------------------------------------------------------------------------
+# A tournament is driven by a few `tournament_drive_task`s (queue "duels"); each runs the work
+# loop in its worker, claiming duels to author and episodes to play, with threads up to the
+# tournament's concurrency. The sweep finds work whose worker died and enqueues a new driver.
+
+
+@task(queue_name="duels")
+def tournament_drive_task(tournament_uuid: str) -> str:
+    from duels.services.workers import tournament_drive_in_worker
+
+    return tournament_drive_in_worker(tournament_uuid=tournament_uuid)
+
+
+@task(queue_name="duels")
+def duel_drive_task(duel_uuid: str) -> str:
+    from duels.services.workers import duel_drive_in_worker
+
+    return duel_drive_in_worker(duel_uuid=duel_uuid)
+
+
+@task(queue_name="default")
+def stale_work_sweep_task() -> list[str]:
+    from duels.services.workers import stale_work_sweep
+
+    return stale_work_sweep()

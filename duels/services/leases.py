@@ -1,0 +1,163 @@
+"""Leases: which worker owns a running episode or an authoring duel, and for how long.
+
+A worker claims work with one conditional UPDATE (pending, or running with an expired lease) that
+matches exactly one row for exactly one worker, on SQLite and PostgreSQL alike. While it works it
+renews the lease (per step, and from a heartbeat thread during long model calls). A worker that
+dies stops renewing; once the lease expires any other worker may claim the work and resume it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import close_old_connections, connection
+from django.db.models import Case, F, Q, When
+from django.utils import timezone
+
+from duels.models import Duel, Episode, Status
+
+logger = logging.getLogger(__name__)
+
+_identity = {"pid": None, "value": ""}
+_identity_lock = threading.Lock()
+
+
+class LeaseLost(Exception):
+    """Another worker took this work over (our lease expired); stop without writing more."""
+
+
+def lease_seconds() -> int:
+    return int(getattr(settings, "ENVDUELS_LEASE_SECONDS", 30))
+
+
+def lease_deadline() -> datetime:
+    return timezone.now() + timedelta(seconds=lease_seconds())
+
+
+def worker_identity() -> str:
+    """Return this process's lease owner name (host, pid and a random part; new after fork)."""
+    with _identity_lock:
+        if _identity["pid"] != os.getpid():
+            _identity["pid"] = os.getpid()
+            _identity["value"] = f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        return _identity["value"]
+
+
+def claimable_episodes(*, now: datetime | None = None) -> Q:
+    """Episodes a worker may claim: pending, or running under an expired lease."""
+    now = now or timezone.now()
+    return Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+
+
+def episode_claim(*, episode_id: int, owner: str) -> bool:
+    """Claim one episode for `owner`; True for exactly one of any number of racing workers."""
+    now = timezone.now()
+    claimed = Episode.objects.filter(claimable_episodes(now=now), pk=episode_id).update(
+        # Taking over a running episode is a resume; count it.
+        resumes=Case(When(status=Status.RUNNING, then=F("resumes") + 1), default=F("resumes")),
+        status=Status.RUNNING,
+        lease_owner=owner,
+        lease_expires_at=now + timedelta(seconds=lease_seconds()),
+        started_at=Case(When(started_at__isnull=True, then=now), default=F("started_at")),
+    )
+    return claimed == 1
+
+
+def claimable_authoring(*, now: datetime | None = None) -> Q:
+    """Duels whose authoring may be claimed: pending, or authoring under an expired lease.
+
+    A running duel keeps a lease only while it authors; the commit that creates its episodes
+    clears the lease, so a running duel without a lease is past authoring.
+    """
+    now = now or timezone.now()
+    return Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+
+
+def duel_claim_authoring(*, duel_id: int, owner: str) -> bool:
+    """Claim a duel's authoring for `owner`; True for exactly one racing worker."""
+    now = timezone.now()
+    claimed = Duel.objects.filter(claimable_authoring(now=now), pk=duel_id).update(
+        status=Status.RUNNING,
+        lease_owner=owner,
+        lease_expires_at=now + timedelta(seconds=lease_seconds()),
+        started_at=Case(When(started_at__isnull=True, then=now), default=F("started_at")),
+    )
+    return claimed == 1
+
+
+@dataclass
+class _Held:
+    episodes: dict[int, int]
+    duels: dict[int, int]
+
+
+class Heartbeat:
+    """One thread per process renewing the leases this process holds, every third of a lease."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held = _Held(episodes={}, duels={})
+        self._thread: threading.Thread | None = None
+        self._pid: int | None = None
+
+    @contextmanager
+    def hold(self, *, episode_id: int | None = None, duel_id: int | None = None) -> Iterator[None]:
+        """Keep renewing the lease on this episode or duel while the block runs."""
+        table = self._held.episodes if episode_id is not None else self._held.duels
+        key = episode_id if episode_id is not None else duel_id
+        with self._lock:
+            table[key] = table.get(key, 0) + 1
+            self._ensure_thread()
+        try:
+            yield
+        finally:
+            with self._lock:
+                table[key] -= 1
+                if not table[key]:
+                    del table[key]
+
+    def _ensure_thread(self) -> None:
+        if self._thread is not None and self._thread.is_alive() and self._pid == os.getpid():
+            return
+        self._pid = os.getpid()
+        self._thread = threading.Thread(target=self._run, name="lease-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            threading.Event().wait(max(0.5, lease_seconds() / 3))
+            with self._lock:
+                episode_ids, duel_ids = list(self._held.episodes), list(self._held.duels)
+            if not episode_ids and not duel_ids:
+                continue
+            try:
+                close_old_connections()
+                self.renew(episode_ids=episode_ids, duel_ids=duel_ids)
+            except Exception:
+                logger.warning("lease heartbeat failed; retrying", exc_info=True)
+                connection.close()
+
+    @staticmethod
+    def renew(*, episode_ids: list[int], duel_ids: list[int]) -> None:
+        owner, deadline = worker_identity(), lease_deadline()
+        if episode_ids:
+            Episode.objects.filter(
+                pk__in=episode_ids, status=Status.RUNNING, lease_owner=owner
+            ).update(lease_expires_at=deadline)
+        if duel_ids:
+            Duel.objects.filter(
+                pk__in=duel_ids, status=Status.RUNNING, lease_owner=owner,
+                lease_expires_at__isnull=False,
+            ).update(lease_expires_at=deadline)
+
+
+heartbeat = Heartbeat()

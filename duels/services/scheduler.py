@@ -1,0 +1,201 @@
+"""The work loop that drives a tournament or a single duel to its end.
+
+Any number of drivers, in any number of processes, may drive the same tournament: every unit of
+work (a duel's authoring, an episode) is claimed with a conditional UPDATE, so exactly one driver
+gets it. A driver runs its claimed work in threads, at most `concurrency` episodes in flight for the
+whole tournament (counted from live leases in the database, under a lock on the tournament row).
+Work whose lease expired (its worker died) is claimable again, so a surviving driver resumes it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+from django.db import close_old_connections, connections, transaction
+from django.db.models import Min, Q, QuerySet
+from django.utils import timezone
+
+from duels.models import DONE_STATUSES, Duel, Episode, Status, Tournament
+from duels.services.costs import CostCapReached
+from duels.services.duels import duel_author, duel_cancel, duel_finalize_if_complete
+from duels.services.episodes import episode_run
+from duels.services.leases import (
+    claimable_authoring,
+    claimable_episodes,
+    duel_claim_authoring,
+    episode_claim,
+    worker_identity,
+)
+from duels.services.tournaments import (
+    tournament_finalize_if_complete,
+    tournament_progress_refresh,
+)
+
+logger = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.2
+
+
+class _Scope:
+    """The duels a driver works on: one tournament's, or a single duel."""
+
+    def __init__(self, *, tournament: Tournament | None, duel: Duel | None) -> None:
+        self.tournament = tournament
+        self.duel = duel
+
+    def duels(self) -> QuerySet[Duel]:
+        if self.tournament is not None:
+            return Duel.objects.filter(tournament=self.tournament)
+        return Duel.objects.filter(pk=self.duel.pk)
+
+    def episodes(self) -> QuerySet[Episode]:
+        if self.tournament is not None:
+            return Episode.objects.filter(duel__tournament=self.tournament)
+        return Episode.objects.filter(duel=self.duel)
+
+    @property
+    def observe(self) -> bool:
+        return bool(self.tournament is not None and self.tournament.observe)
+
+    def cancelled(self) -> bool:
+        if self.tournament is not None:
+            return Tournament.objects.filter(pk=self.tournament.pk,
+                                             status=Status.CANCELLED).exists()
+        return Duel.objects.filter(pk=self.duel.pk, status=Status.CANCELLED).exists()
+
+    def done(self) -> bool:
+        return not self.duels().exclude(status__in=DONE_STATUSES).exists()
+
+
+def _claim_authoring(scope: _Scope, owner: str) -> int | None:
+    """Claim the next duel to author; in observe mode only from the earliest unfinished round."""
+    now = timezone.now()
+    candidates = scope.duels().filter(claimable_authoring(now=now))
+    if scope.observe:
+        open_round = scope.duels().exclude(status__in=DONE_STATUSES).aggregate(
+            first=Min("round_index"))["first"]
+        candidates = candidates.filter(round_index=open_round)
+    for duel_id in candidates.order_by("round_index", "id").values_list("pk", flat=True)[:4]:
+        if duel_claim_authoring(duel_id=duel_id, owner=owner):
+            return duel_id
+    return None
+
+
+def _claim_episode(scope: _Scope, owner: str, limit: int) -> int | None:
+    """Claim the next episode unless `limit` episodes of the scope are already in flight."""
+    with transaction.atomic():
+        if scope.tournament is not None:
+            # Serialises claims across drivers so the limit holds for the whole tournament.
+            Tournament.objects.select_for_update().filter(pk=scope.tournament.pk).first()
+        now = timezone.now()
+        in_flight = scope.episodes().filter(status=Status.RUNNING,
+                                            lease_expires_at__gte=now).count()
+        if in_flight >= limit:
+            return None
+        candidates = (
+            scope.episodes().filter(claimable_episodes(now=now), duel__status=Status.RUNNING)
+            .order_by("duel__round_index", "duel_id", "id").values_list("pk", flat=True)[:4]
+        )
+        for episode_id in candidates:
+            if episode_claim(episode_id=episode_id, owner=owner):
+                return episode_id
+    return None
+
+
+def _in_thread(function, **kwargs):
+    try:
+        close_old_connections()
+        return function(**kwargs)
+    finally:
+        connections.close_all()
+
+
+def _finalize_finished_duels(scope: _Scope) -> None:
+    """Finish duels whose last episode ended (also after a worker died right before scoring)."""
+    open_episodes = Q(episodes__status__in=[Status.PENDING, Status.RUNNING])
+    for duel in scope.duels().filter(status=Status.RUNNING, lease_expires_at__isnull=True).exclude(
+        open_episodes
+    ).distinct():
+        duel_finalize_if_complete(duel=duel)
+
+
+class _Driver:
+    """One driver's claimed work, run in a thread pool."""
+
+    def __init__(self, *, scope: _Scope, owner: str, limit: int,
+                 stop: threading.Event | None) -> None:
+        self.scope, self.owner, self.limit, self.stop = scope, owner, limit, stop
+        self.active: dict[Future, tuple[str, int]] = {}
+        self.episodes_active = 0
+        # Authoring runs beside the episodes (it unlocks them), at most two duels at a time.
+        self.pool = ThreadPoolExecutor(max_workers=limit + 2, thread_name_prefix="envduels-work")
+
+    def fill(self) -> None:
+        authoring = sum(1 for kind, _ in self.active.values() if kind == "duel")
+        while authoring < 2:
+            duel_id = _claim_authoring(self.scope, self.owner)
+            if duel_id is None:
+                break
+            self._submit("duel", duel_id, duel_author, duel=Duel(pk=duel_id), owner=self.owner,
+                         claimed=True)
+            authoring += 1
+        while self.episodes_active < self.limit:
+            episode_id = _claim_episode(self.scope, self.owner, self.limit)
+            if episode_id is None:
+                break
+            self._submit("episode", episode_id, episode_run, episode=Episode(pk=episode_id),
+                         owner=self.owner, stop=self.stop)
+            self.episodes_active += 1
+
+    def _submit(self, kind: str, object_id: int, function, **kwargs) -> None:
+        self.active[self.pool.submit(_in_thread, function, **kwargs)] = (kind, object_id)
+
+    def collect(self) -> None:
+        finished, _ = wait(list(self.active), timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+        for future in finished:
+            kind, object_id = self.active.pop(future)
+            if kind == "episode":
+                self.episodes_active -= 1
+            error = future.exception()
+            if isinstance(error, CostCapReached) and kind == "duel":
+                duel_cancel(duel=Duel.objects.get(pk=object_id), reason=str(error))
+            elif error is not None:
+                # The lease runs out and another driver (or this one) resumes the work.
+                logger.error("%s %s stopped with an error", kind, object_id, exc_info=error)
+            duel_id = (object_id if kind == "duel"
+                       else Episode.objects.filter(pk=object_id).values_list("duel_id", flat=True)
+                       .first())
+            if duel_id is not None:
+                duel_finalize_if_complete(duel=Duel.objects.get(pk=duel_id))
+
+
+def work_drive(
+    *, tournament: Tournament | None = None, duel: Duel | None = None, concurrency: int = 4,
+    stop: threading.Event | None = None, owner: str | None = None,
+) -> bool:
+    """Drive the scope until all its duels are done; return False if stopped early by `stop`."""
+    scope = _Scope(tournament=tournament, duel=duel)
+    driver = _Driver(scope=scope, owner=owner or worker_identity(), limit=max(1, concurrency),
+                     stop=stop)
+    try:
+        while True:
+            stopping = (stop is not None and stop.is_set()) or scope.cancelled()
+            if not stopping:
+                driver.fill()
+            if driver.active:
+                driver.collect()
+                tournament_progress_refresh(tournament=tournament)
+                continue
+            _finalize_finished_duels(scope)
+            tournament_progress_refresh(tournament=tournament)
+            if stopping or scope.done():
+                break
+            # Others hold the remaining work; wait for it to end or for a lease to expire.
+            (stop or threading.Event()).wait(POLL_SECONDS * 5)
+    finally:
+        driver.pool.shutdown(wait=True)
+    if tournament is not None:
+        tournament_finalize_if_complete(tournament=tournament)
+    return scope.done()
