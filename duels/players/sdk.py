@@ -1,0 +1,132 @@
+"""What the Anthropic and OpenAI adapters share: keys, one timed attempt, errors, retries.
+
+Both official SDKs raise the same family of exceptions (`APIStatusError` with `status_code` and
+`response`, `APIConnectionError`, `APITimeoutError`), so one translation serves both. Keys are read
+from the environment variable the player names, registered for scrubbing, and handed only to the
+SDK client; no message this module builds can contain one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from types import ModuleType
+from typing import Any
+
+from django.views.decorators.debug import sensitive_variables
+
+from duels.players.base import ChatPlayer, Completion, Message, PlayerError
+from duels.players.redaction import secret_register, secret_scrub
+from duels.players.retry import RetryPolicy, TransientError, call_with_retries, retry_after_seconds
+
+RETRYABLE_STATUSES = frozenset({408, 429})
+ERROR_DETAIL_CHARS = 300
+
+
+@sensitive_variables("api_key")
+def api_key_from_env(*, api_key_env: str, who: str, required: bool = True) -> str | None:
+    """Return the key held by `api_key_env`, or raise PlayerError naming the variable."""
+    if not api_key_env:
+        if required:
+            raise PlayerError(
+                f"{who} has no API-key variable configured: set the player's api_key_env to the "
+                "name of the environment variable that holds its key"
+            )
+        return None
+    api_key = os.environ.get(api_key_env, "").strip()
+    if not api_key:
+        raise PlayerError(
+            f"{who}: the environment variable {api_key_env} is not set (or is empty); export it "
+            "with the API key before starting work for this player"
+        )
+    secret_register(api_key)
+    return api_key
+
+
+def failure_from_sdk_error(
+    exc: Exception, *, sdk: ModuleType, who: str, url: str, timeout_s: float
+) -> PlayerError:
+    """Translate an SDK exception into a (scrubbed) TransientError or PlayerError."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return TransientError(f"{who}: no answer from {url} within {timeout_s:g} s (timeout)")
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = exc.__cause__ or exc
+        detail = secret_scrub(str(cause))[:ERROR_DETAIL_CHARS] or type(cause).__name__
+        return TransientError(f"{who}: could not connect to {url}: {detail}")
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        detail = secret_scrub(str(exc.message))[:ERROR_DETAIL_CHARS]
+        message = f"{who}: HTTP {status} from {url}: {detail}"
+        if status in RETRYABLE_STATUSES or status >= 500:
+            return TransientError(
+                message, status=status, retry_after_s=retry_after_seconds(exc.response.headers)
+            )
+        return PlayerError(message, status=status)
+    if isinstance(exc, sdk.APIResponseValidationError | ValueError):
+        return PlayerError(
+            f"{who}: {url} answered with a body that is not valid JSON "
+            "for this API (is base_url pointing at the right server?)"
+        )
+    return PlayerError(
+        f"{who}: {type(exc).__name__}: {secret_scrub(str(exc))[:ERROR_DETAIL_CHARS]}"
+    )
+
+
+class SDKPlayer(ChatPlayer):
+    """A ChatPlayer backed by an official SDK; subclasses send one request and read one reply."""
+
+    sdk: ModuleType
+    default_url: str = ""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.policy = RetryPolicy.from_params(self.params)
+
+    @property
+    def who(self) -> str:
+        return f"player {self.name} ({self.provider} {self.model})"
+
+    @property
+    def url(self) -> str:
+        return self.base_url or self.default_url
+
+    def max_tokens(self, requested: int) -> int:
+        """The caller's token limit unless the player's params override it."""
+        return int(self.params.get("max_tokens") or requested)
+
+    def extra_body(self) -> dict[str, Any]:
+        """Raw request-body fields from `params["extra_body"]` (e.g. vLLM's `top_k`)."""
+        extra = self.params.get("extra_body")
+        return dict(extra) if isinstance(extra, dict) else {}
+
+    def send(self, messages: list[Message], *, max_tokens: int, temperature: float) -> Any:
+        raise NotImplementedError
+
+    def read(self, response: Any) -> tuple[str, int, int, dict[str, Any]]:
+        """Return (text, input tokens, output tokens, JSON-safe summary) of one response."""
+        raise NotImplementedError
+
+    def complete(
+        self, messages: list[Message], *, max_tokens: int = 1024, temperature: float = 0.0
+    ) -> Completion:
+        def attempt() -> tuple[Any, int]:
+            started = time.monotonic()
+            try:
+                response = self.send(messages, max_tokens=max_tokens, temperature=temperature)
+            except Exception as exc:
+                raise failure_from_sdk_error(
+                    exc, sdk=self.sdk, who=self.who, url=self.url, timeout_s=self.policy.timeout_s
+                ) from None
+            return response, round((time.monotonic() - started) * 1000)
+
+        (response, latency_ms), retries = call_with_retries(attempt, policy=self.policy)
+        text, input_tokens, output_tokens, summary = self.read(response)
+        if not text.strip():
+            raise PlayerError(f"{self.who} returned an empty reply")
+        return Completion(
+            text=text,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            latency_ms=latency_ms,
+            raw={"provider": self.provider, **summary, "retries": retries},
+        )

@@ -1,0 +1,49 @@
+"""What model calls cost, and the caps that stop further calls.
+
+The engine prices every completion with `completion_cost` and, before each new call, checks the
+duel's and the tournament's running totals with `cost_cap_check`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from duels.players.base import Completion, PlayerError
+
+if TYPE_CHECKING:
+    from duels.models import Player
+
+
+class CostCapReached(PlayerError):
+    """A cost cap has been reached; no further model calls may start under it."""
+
+    def __init__(self, message: str, *, spent: float, cap: float) -> None:
+        super().__init__(message)
+        self.spent = spent
+        self.cap = cap
+
+
+def completion_cost(*, player: Player, completion: Completion) -> float:
+    """Return the USD cost of `completion` at `player`'s prices (per 1M tokens)."""
+    return player.cost_of(
+        input_tokens=completion.input_tokens, output_tokens=completion.output_tokens
+    )
+
+
+def cost_cap_check(*, spent: float, cap: float | None, scope: str = "cost cap") -> None:
+    """Raise CostCapReached once `spent` has reached `cap` (None means no cap).
+
+    Nothing spent is never over a cap, so free (built-in) players are never stopped, and a cap of
+    0 lets no paid call follow the first one. `scope` names the cap in the message, e.g.
+    "duel cost cap" or "tournament cost cap".
+    """
+    if cap is None:
+        return
+    if cap < 0:
+        raise ValueError(f"a cost cap cannot be negative, got {cap}")
+    if spent > 0 and spent >= cap:
+        raise CostCapReached(
+            f"{scope} reached: ${spent:.4f} spent of ${cap:.4f}; no further model calls",
+            spent=spent,
+            cap=cap,
+        )
