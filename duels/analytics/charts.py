@@ -1,0 +1,181 @@
+"""Plotly figures (as plain JSON dicts) and the table behind each, for the analytics page.
+
+Every figure comes with `table` = {"columns": [...], "rows": [[...]]}: the numbers it draws, shown
+as a table view and offered as CSV. Long tables are cut for the chart only (FOREST_LIMIT).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+FOREST_LIMIT = 60
+_LAYOUT = {
+    "template": {},
+    "margin": {"l": 140, "r": 20, "t": 40, "b": 50},
+    "font": {"family": "system-ui, sans-serif", "size": 12},
+    "paper_bgcolor": "rgba(0,0,0,0)",
+    "plot_bgcolor": "rgba(0,0,0,0)",
+}
+
+
+def _figure(traces: Sequence[go.BaseTraceType], **layout) -> dict:
+    figure = go.Figure(data=list(traces), layout={**_LAYOUT, **layout})
+    return json.loads(pio.to_json(figure, validate=True))
+
+
+def _entry(title: str, figure: dict, columns: list[str], rows: list[list]) -> dict:
+    return {"title": title, "figure": figure, "table": {"columns": columns, "rows": rows}}
+
+
+def _forest(labels: list[str], values: list, lows: list, highs: list, *, name: str,
+            axis_title: str, reference: float | None = None) -> list[go.BaseTraceType]:
+    error = {
+        "type": "data", "symmetric": False,
+        "array": [h - v if h is not None and v is not None else 0 for v, h in zip(values, highs,
+                                                                                    strict=True)],
+        "arrayminus": [v - lo if lo is not None and v is not None else 0
+                       for v, lo in zip(values, lows, strict=True)],
+    }
+    traces: list[go.BaseTraceType] = [go.Scatter(
+        x=values, y=labels, mode="markers", name=name, error_x=error,
+        marker={"size": 9}, hovertemplate="%{y}: %{x:.3f}<extra></extra>",
+    )]
+    if reference is not None and labels:
+        traces.append(go.Scatter(x=[reference, reference], y=[labels[0], labels[-1]],
+                                 mode="lines", line={"dash": "dot", "color": "#999"},
+                                 name=axis_title, hoverinfo="skip", showlegend=False))
+    return traces
+
+
+def ratings_figure(ratings: list[dict]) -> dict:
+    rows = sorted(ratings, key=lambda r: r["rating"])
+    traces = _forest([r["player"] for r in rows], [r["rating"] for r in rows],
+                     [r["low"] for r in rows], [r["high"] for r in rows],
+                     name="rating", axis_title="1000", reference=1000.0)
+    return _entry(
+        "Duel ratings (Bradley–Terry, 95% bootstrap intervals)",
+        _figure(traces, xaxis={"title": {"text": "rating"}}, height=120 + 28 * len(rows),
+                showlegend=False),
+        ["rank", "player", "rating", "low", "high", "duels"],
+        [[r["rank"], r["player"], r["rating"], r["low"], r["high"], r["duels"]] for r in ratings],
+    )
+
+
+def head_to_head_figures(order: list[str], win_rate: list[list], duels: list[list]) -> dict:
+    """Two heatmaps, rows and columns ordered by rating (strongest first)."""
+    def heatmap(z: list[list], title: str, colorscale: str, zmax: float | None) -> dict:
+        trace = go.Heatmap(z=z, x=order, y=order, colorscale=colorscale, zmin=0, zmax=zmax,
+                           hovertemplate="%{y} vs %{x}: %{z}<extra></extra>")
+        return _figure([trace], title={"text": title}, yaxis={"autorange": "reversed"},
+                       xaxis={"side": "bottom"}, height=200 + 28 * len(order))
+    columns = ["player", *order]
+    return {
+        "head-to-head-wins": _entry(
+            "Head-to-head win rate (row vs column, draws count half)",
+            heatmap(win_rate, "win rate of row against column", "RdBu", 1.0),
+            columns, [[name, *row] for name, row in zip(order, win_rate, strict=True)],
+        ),
+        "head-to-head-duels": _entry(
+            "Head-to-head duel count",
+            heatmap(duels, "duels played", "Blues", None),
+            columns, [[name, *row] for name, row in zip(order, duels, strict=True)],
+        ),
+    }
+
+
+def roles_figure(setters: list[dict], solvers: list[dict]) -> dict:
+    """Setter score and solver pass rate side by side, each ranked on its own."""
+    setter_rows = sorted(setters, key=lambda r: r["setter_score"])
+    solver_rows = sorted(solvers, key=lambda r: r["pass_rate"])
+    traces = [
+        *_forest([r["player"] for r in setter_rows], [r["setter_score"] for r in setter_rows],
+                 [r["low"] for r in setter_rows], [r["high"] for r in setter_rows],
+                 name="setter score", axis_title="setter"),
+        *_forest([r["player"] for r in solver_rows], [r["pass_rate"] for r in solver_rows],
+                 [r["low"] for r in solver_rows], [r["high"] for r in solver_rows],
+                 name="solver pass rate", axis_title="solver"),
+    ]
+    traces[1].update(xaxis="x2", yaxis="y2")
+    figure = _figure(
+        traces,
+        grid={"rows": 1, "columns": 2, "pattern": "independent"},
+        xaxis={"title": {"text": "setter score"}, "range": [0, 1], "domain": [0, 0.45]},
+        xaxis2={"title": {"text": "unhinted pass rate on others' environments"},
+                "range": [0, 1], "domain": [0.6, 1]},
+        yaxis2={"anchor": "x2"},
+        height=140 + 28 * max(len(setter_rows), len(solver_rows)),
+        showlegend=False,
+    )
+    setter_by = {r["player"]: r for r in setters}
+    solver_by = {r["player"]: r for r in solvers}
+    rows = []
+    for name in sorted(set(setter_by) | set(solver_by)):
+        setter, solver = setter_by.get(name, {}), solver_by.get(name, {})
+        rows.append([name, setter.get("setter_score"), setter.get("low"), setter.get("high"),
+                     setter.get("hint_gain"), solver.get("pass_rate"), solver.get("low"),
+                     solver.get("high")])
+    return _entry(
+        "Setter vs solver strength (each ranked separately)",
+        figure,
+        ["player", "setter_score", "setter_low", "setter_high", "hint_gain", "pass_rate",
+         "pass_low", "pass_high"],
+        rows,
+    )
+
+
+def hint_gain_figure(environments: list[dict]) -> dict:
+    shown = sorted(environments, key=lambda r: -r["episodes"])[:FOREST_LIMIT]
+    shown.sort(key=lambda r: r["hint_gain"])
+    labels = [f"{r['title'][:40]} · {r['author'] or '?'} · {r['uuid'][:8]}" for r in shown]
+    traces = _forest(labels, [r["hint_gain"] for r in shown], [r["low"] for r in shown],
+                     [r["high"] for r in shown], name="hint gain", axis_title="0",
+                     reference=0.0)
+    title = "Hint gain per environment (95% Newcombe intervals)"
+    if len(environments) > len(shown):
+        title += f" — the {len(shown)} most-played of {len(environments)}"
+    return _entry(
+        title,
+        _figure(traces, xaxis={"title": {"text": "hint gain p_h − p_u"}, "range": [-1.05, 1.05]},
+                height=120 + 22 * len(shown), showlegend=False, margin={"l": 280}),
+        ["uuid", "title", "author", "hint_gain", "low", "high", "p_unhinted", "p_hinted",
+         "flips", "episodes", "flags"],
+        [[r["uuid"], r["title"], r["author"], r["hint_gain"], r["low"], r["high"],
+          r["p_unhinted"], r["p_hinted"], r["flips"], r["episodes"], " ".join(r["flags"])]
+         for r in environments],
+    )
+
+
+def transfer_figure(points: list[dict]) -> dict:
+    trace = go.Scatter(
+        x=[p["hint_gain"] for p in points], y=[p["improvement"] for p in points],
+        mode="markers", text=[f"{p['learner']} · {p['target']}" for p in points],
+        hovertemplate="%{text}<br>gain %{x:.2f}, improvement %{y:.3f}<extra></extra>",
+    )
+    return _entry(
+        "Transfer: learner's hint gain vs improvement after training",
+        _figure([trace], xaxis={"title": {"text": "hint gain"}},
+                yaxis={"title": {"text": "after − before"}}, height=420, margin={"l": 70}),
+        ["learner", "target", "benchmark", "hint_gain", "baseline", "improvement"],
+        [[p["learner"], p["target"], p["benchmark"], p["hint_gain"], p["baseline"],
+          p["improvement"]] for p in points],
+    )
+
+
+def observe_figure(rows: list[dict]) -> dict:
+    traces = [
+        go.Bar(x=[r["player"] for r in rows], y=[r["off"] for r in rows], name="observe off"),
+        go.Bar(x=[r["player"] for r in rows], y=[r["on"] for r in rows], name="observe on"),
+    ]
+    return _entry(
+        "Observe-mode uplift: mean setter score with observe on vs off",
+        _figure(traces, barmode="group", yaxis={"title": {"text": "setter score"},
+                                                 "range": [0, 1]}, height=380,
+                margin={"l": 60}),
+        ["player", "on", "off", "uplift", "low", "high", "n_on", "n_off"],
+        [[r["player"], r["on"], r["off"], r["uplift"], r["low"], r["high"], r["n_on"],
+          r["n_off"]] for r in rows],
+    )

@@ -1,0 +1,170 @@
+"""One entry point: every analytics figure from plain data, in the DESIGN.md JSON shape.
+
+`analytics_compute(data)` returns the keys of DESIGN.md "Machine-readable results" (players named
+by name, null where a figure cannot be computed yet) plus `figures` (plotly JSON and the table
+behind each chart) and `summary` (counts) for the page.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+
+from duels.analytics import charts
+from duels.analytics.convergence import convergence_fit
+from duels.analytics.data import AnalyticsInput
+from duels.analytics.divergence import divergence_fit
+from duels.analytics.environments import environment_gains
+from duels.analytics.intervals import clean
+from duels.analytics.observe import observe_uplift
+from duels.analytics.ratings import cross_validated_accuracy, ratings_fit
+from duels.analytics.sides import duel_sides
+from duels.analytics.strength import strength_fit
+from duels.analytics.transfer import transfer_fit, transfer_points
+from duels.analytics.transitivity import transitivity_fit
+
+DESIGN_KEYS = (
+    "computed_at", "ratings", "setters", "solvers", "divergence", "transitivity",
+    "environments", "convergence", "transfer", "observe_uplift",
+)
+MIN_DUELS = 1
+
+
+def _rounded(value):
+    """Round floats for storage, recursively; NaN and infinities become None."""
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_rounded(item) for item in value]
+    if isinstance(value, float | np.floating):
+        return clean(float(value))
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _ratings(data: AnalyticsInput, games: list, resamples: int, seed: int) -> tuple:
+    """Rating rows (best first), the rating order, and the head-to-head matrices in it."""
+    fit = ratings_fit(players=data.players, games=[(g.a, g.b, g.score) for g in games],
+                      resamples=resamples, seed=seed)
+    rows = [
+        {"player": name, "rating": fit.rating[i], "low": fit.low[i], "high": fit.high[i],
+         "rank": fit.rank[i], "duels": fit.duels[i]}
+        for i, name in enumerate(fit.players)
+    ]
+    rows.sort(key=lambda row: (row["rank"], -row["rating"], row["player"]))
+    order = [row["player"] for row in rows]
+    position = {name: i for i, name in enumerate(fit.players)}
+    points = fit.points
+    win_rate, duel_counts = [], []
+    for name in order:
+        i = position[name]
+        rate_row, count_row = [], []
+        for other in order:
+            j = position[other]
+            played = points[i, j] + points[j, i]
+            rate_row.append(points[i, j] / played if played and i != j else None)
+            count_row.append(int(round(played)) if i != j else None)
+        win_rate.append(rate_row)
+        duel_counts.append(count_row)
+    return rows, order, win_rate, duel_counts, points
+
+
+def analytics_compute(
+    data: AnalyticsInput,
+    *,
+    computed_at: datetime | None = None,
+    resamples: int = 200,
+    seed: int = 0,
+) -> dict:
+    """All figures, deterministic for a given `seed`."""
+    sides, games = duel_sides(data.duels, data.episodes)
+    names = list(dict.fromkeys([*data.players, *(s.setter for s in sides),
+                                *(s.solver for s in sides)]))
+    result: dict = {
+        "computed_at": (computed_at or datetime.now(UTC)).isoformat(),
+        "ratings": [], "setters": [], "solvers": [], "divergence": None,
+        "transitivity": None, "environments": [],
+        "convergence": {"clusters": [], "p_value": None}, "transfer": None,
+        "observe_uplift": [],
+        "summary": {
+            "players": len(data.players), "duels": len(data.duels),
+            "episodes": len(data.episodes), "environments": len(data.environments),
+            "transfer_results": len(data.transfers), "resamples": resamples,
+        },
+        "enough": len(games) >= MIN_DUELS,
+        "figures": {},
+    }
+    if not result["enough"]:
+        return _rounded(result)
+
+    ratings, order, win_rate, duel_counts, points = _ratings(data, games, resamples, seed)
+    result["ratings"] = ratings
+
+    strength = strength_fit(players=names, sides=sides, episodes=data.episodes,
+                            environments=data.environments, resamples=resamples, seed=seed + 1)
+    for i, name in enumerate(strength.players):
+        if strength.setter_sides[i]:
+            result["setters"].append({
+                "player": name, "setter_score": strength.setter_score[i],
+                "low": strength.setter_low[i], "high": strength.setter_high[i],
+                "hint_gain": strength.hint_gain[i], "hint_gain_low": strength.hint_gain_low[i],
+                "hint_gain_high": strength.hint_gain_high[i],
+                "sides": int(strength.setter_sides[i]),
+                "against": {
+                    other: {"setter_score": strength.pair_score[i, j],
+                            "hint_gain": strength.pair_gain[i, j],
+                            "sides": int(strength.pair_sides[i, j])}
+                    for j, other in enumerate(strength.players) if strength.pair_sides[i, j]
+                },
+            })
+        if strength.solver_episodes[i]:
+            result["solvers"].append({
+                "player": name, "pass_rate": strength.pass_rate[i],
+                "low": strength.pass_low[i], "high": strength.pass_high[i],
+                "episodes": int(strength.solver_episodes[i]),
+            })
+    result["setters"].sort(key=lambda r: -r["setter_score"])
+    result["solvers"].sort(key=lambda r: -r["pass_rate"])
+    result["divergence"] = divergence_fit(
+        setter_score=strength.setter_score, pass_rate=strength.pass_rate,
+        setter_boot=strength.setter_boot, solver_boot=strength.solver_boot,
+    )
+
+    transitivity = transitivity_fit(points)
+    accuracy = cross_validated_accuracy(games=[(g.a, g.b, g.score) for g in games], seed=seed)
+    if transitivity is not None or accuracy is not None:
+        transitivity = transitivity or {"cyclic_triads": None, "zeta": None,
+                                        "transitive_share": None}
+        transitivity["bt_accuracy"] = accuracy[0] if accuracy else None
+        transitivity["bt_accuracy_duels"] = accuracy[1] if accuracy else 0
+        transitivity["baseline"] = 0.5
+    result["transitivity"] = transitivity
+
+    result["environments"] = environment_gains(environments=data.environments,
+                                               episodes=data.episodes)
+    convergence = convergence_fit(environments=data.environments, seed=seed)
+    result["convergence"] = convergence
+    transfer_rows = transfer_points(transfers=data.transfers, episodes=data.episodes,
+                                    environments=data.environments)
+    result["transfer"] = transfer_fit(rows=transfer_rows, resamples=resamples, seed=seed)
+    result["observe_uplift"] = observe_uplift(sides=sides, resamples=resamples, seed=seed)
+
+    result = _rounded(result)
+    figures = {"ratings": charts.ratings_figure(result["ratings"])}
+    figures.update(charts.head_to_head_figures(order, _rounded(win_rate), duel_counts))
+    figures["setter-solver"] = charts.roles_figure(result["setters"], result["solvers"])
+    if result["environments"]:
+        figures["hint-gain"] = charts.hint_gain_figure(result["environments"])
+    if transfer_rows:
+        figures["transfer"] = charts.transfer_figure(_rounded(transfer_rows))
+    if result["observe_uplift"]:
+        figures["observe"] = charts.observe_figure(result["observe_uplift"])
+    result["figures"] = figures
+    return result
+
+
+def design_shape(result: dict) -> dict:
+    """Only the DESIGN.md keys, for `manage.py analytics --json`."""
+    return {key: result.get(key) for key in DESIGN_KEYS}

@@ -1,0 +1,59 @@
+"""Plain records the analytics functions take: no ORM objects, only names, uuids and numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class DuelRecord(NamedTuple):
+    """A finished duel. `env_a` is None when A's side was forfeited (no valid environment)."""
+
+    key: int
+    uuid: str
+    a: str
+    b: str
+    env_a: str | None
+    env_b: str | None
+    observe: bool
+
+
+class EpisodeRecord(NamedTuple):
+    """One finished solver attempt."""
+
+    duel: int | None
+    environment: str
+    solver: str
+    hinted: bool
+    seed: int
+    success: bool
+
+
+class EnvironmentRecord(NamedTuple):
+    uuid: str
+    title: str
+    author: str | None
+    valid: bool
+    source: str
+    hints: tuple[str, ...] = ()
+    reset_text: str = ""
+
+
+class TransferRecord(NamedTuple):
+    learner: str
+    environment: str | None
+    author: str | None
+    benchmark: str
+    before: float
+    after: float
+
+
+@dataclass(frozen=True)
+class AnalyticsInput:
+    """Everything the figures are computed from."""
+
+    players: tuple[str, ...] = ()
+    duels: tuple[DuelRecord, ...] = ()
+    episodes: tuple[EpisodeRecord, ...] = ()
+    environments: tuple[EnvironmentRecord, ...] = ()
+    transfers: tuple[TransferRecord, ...] = field(default_factory=tuple)
