@@ -1,20 +1,41 @@
-"""Dashboard pages."""
+"""Dashboard page, and the list of every page route (each area in its own module)."""
 
 from __future__ import annotations
 
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from duels.selectors.players import player_list
+from duels.selectors.dashboard import (
+    dashboard_active_tournaments,
+    dashboard_latest_duels,
+    dashboard_leaderboard,
+)
+from duels.views import duels_pages, environments, episodes, players, tournaments
 
 
 @require_GET
+@login_required
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "duels/home.html", {"players": player_list()})
+    """Running tournaments with live progress, the latest duels and the leaderboard."""
+    context = {
+        "tournaments": dashboard_active_tournaments(),
+        "duels": dashboard_latest_duels(),
+        "leaderboard": dashboard_leaderboard(),
+    }
+    template = "duels/home.html"
+    if request.htmx and request.htmx.target == "dashboard-progress":
+        template += "#dashboard-progress"
+    return render(request, template, context)
 
 
 urlpatterns = [
     path("", home, name="home"),
+    *players.urlpatterns,
+    *environments.urlpatterns,
+    *duels_pages.urlpatterns,
+    *episodes.urlpatterns,
+    *tournaments.urlpatterns,
 ]

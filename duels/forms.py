@@ -1,0 +1,121 @@
+"""Forms of the dashboard: list filters (GET) and the ad-hoc duel trigger (POST)."""
+
+from __future__ import annotations
+
+from django import forms
+
+from duels.models import EnvironmentStatus, Outcome, Player, Status
+from duels.selectors.duels import DuelFilters
+from duels.selectors.environments import EnvironmentFilters
+
+
+class PlayerChoiceField(forms.ModelChoiceField):
+    """Players chosen by UUID (never by database id) and shown with their built-in label."""
+
+    def label_from_instance(self, obj: Player) -> str:
+        return obj.label
+
+
+def _blank_choices(choices) -> list[tuple[str, str]]:
+    return [("", "any"), *choices]
+
+
+class DuelFilterForm(forms.Form):
+    player = PlayerChoiceField(
+        queryset=Player.objects.order_by("name"), to_field_name="uuid", required=False
+    )
+    tournament = forms.UUIDField(required=False, widget=forms.HiddenInput)
+    outcome = forms.ChoiceField(choices=_blank_choices(Outcome.choices), required=False)
+    status = forms.ChoiceField(choices=_blank_choices(Status.choices), required=False)
+    date_from = forms.DateField(
+        required=False, label="from", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    date_to = forms.DateField(
+        required=False, label="to", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    q = forms.CharField(
+        required=False,
+        max_length=200,
+        label="search",
+        widget=forms.SearchInput(attrs={"placeholder": "environment title or transcript text"}),
+    )
+
+    def filters(self) -> DuelFilters:
+        """The valid part of the query as DuelFilters (invalid fields are ignored)."""
+        data = self.cleaned_data if self.is_valid() else {}
+        player = data.get("player")
+        return DuelFilters(
+            player=player.uuid if player else None,
+            tournament=data.get("tournament"),
+            outcome=data.get("outcome") or "",
+            status=data.get("status") or "",
+            date_from=data.get("date_from"),
+            date_to=data.get("date_to"),
+            q=(data.get("q") or "").strip(),
+        )
+
+
+class EnvironmentFilterForm(forms.Form):
+    author = PlayerChoiceField(
+        queryset=Player.objects.order_by("name"), to_field_name="uuid", required=False
+    )
+    family = forms.CharField(required=False, max_length=60)
+    tag = forms.CharField(required=False, max_length=60)
+    status = forms.ChoiceField(
+        choices=_blank_choices(EnvironmentStatus.choices), required=False, label="validity"
+    )
+    gain_min = forms.FloatField(
+        required=False,
+        min_value=-1,
+        max_value=1,
+        label="hint gain ≥",
+        widget=forms.NumberInput(attrs={"step": "0.05"}),
+    )
+    gain_max = forms.FloatField(
+        required=False,
+        min_value=-1,
+        max_value=1,
+        label="hint gain ≤",
+        widget=forms.NumberInput(attrs={"step": "0.05"}),
+    )
+    q = forms.CharField(required=False, max_length=200, label="title")
+
+    def filters(self) -> EnvironmentFilters:
+        data = self.cleaned_data if self.is_valid() else {}
+        author = data.get("author")
+        return EnvironmentFilters(
+            author=author.uuid if author else None,
+            family=(data.get("family") or "").strip(),
+            tag=(data.get("tag") or "").strip(),
+            status=data.get("status") or "",
+            gain_min=data.get("gain_min"),
+            gain_max=data.get("gain_max"),
+            q=(data.get("q") or "").strip(),
+        )
+
+
+class DuelTriggerForm(forms.Form):
+    """Two players, attempts per condition, observe mode and a cost cap for one ad-hoc duel."""
+
+    a = PlayerChoiceField(
+        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player A"
+    )
+    b = PlayerChoiceField(
+        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player B"
+    )
+    attempts = forms.IntegerField(
+        min_value=1, max_value=32, initial=4, help_text="Seeds per condition."
+    )
+    observe = forms.BooleanField(required=False, help_text="Setters see digests of earlier duels.")
+    cost_cap = forms.FloatField(
+        required=False,
+        min_value=0,
+        label="Cost cap (USD)",
+        help_text="Stop new model calls beyond this; empty for no cap.",
+    )
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if cleaned.get("a") and cleaned.get("a") == cleaned.get("b"):
+            raise forms.ValidationError("Pick two different players.")
+        return cleaned

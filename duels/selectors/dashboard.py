@@ -1,0 +1,51 @@
+"""Reads for the dashboard: active tournaments, latest duels, leaderboard summary."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.db.models import Count, QuerySet
+
+from duels.models import AnalyticsSnapshot, Duel, Player, Status
+from duels.selectors.duels import duel_list
+from duels.selectors.tournaments import tournament_list_active
+
+
+def dashboard_active_tournaments(*, limit: int = 10):
+    return tournament_list_active()[:limit]
+
+
+def dashboard_latest_duels(*, limit: int = 10) -> QuerySet[Duel]:
+    return duel_list()[:limit]
+
+
+def dashboard_leaderboard(*, limit: int = 10) -> dict:
+    """Ratings from the latest analytics snapshot when there is one, and always a
+    win/draw/loss table over finished duels (three queries)."""
+    snapshot = AnalyticsSnapshot.objects.order_by("-computed_at").only("data", "computed_at")
+    latest = snapshot.first()
+    ratings = (latest.data or {}).get("ratings") if latest else None
+    tally: dict[int, dict[str, int]] = defaultdict(lambda: {"wins": 0, "draws": 0, "losses": 0})
+    finished = Duel.objects.filter(status=Status.FINISHED, outcome__isnull=False).order_by()
+    for side, other in (("a", "b"), ("b", "a")):
+        rows = finished.values(f"{side}_id", "outcome").annotate(n=Count("pk"))
+        for row in rows:
+            record = tally[row[f"{side}_id"]]
+            if row["outcome"] == side:
+                record["wins"] += row["n"]
+            elif row["outcome"] == other:
+                record["losses"] += row["n"]
+            else:
+                record["draws"] += row["n"]
+    players = Player.objects.in_bulk(list(tally)) if tally else {}
+    table = []
+    for player_id, record in tally.items():
+        played = record["wins"] + record["draws"] + record["losses"]
+        score = (record["wins"] + 0.5 * record["draws"]) / played
+        table.append({"player": players[player_id], "played": played, "score": score, **record})
+    table.sort(key=lambda row: (-row["score"], -row["played"], row["player"].name))
+    return {
+        "ratings": ratings[:limit] if ratings else None,
+        "computed_at": latest.computed_at if latest else None,
+        "table": table[:limit],
+    }

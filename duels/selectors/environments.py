@@ -1,0 +1,102 @@
+"""Reads about environments: filtered lists with pass rates, detail, the episodes played on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from uuid import UUID
+
+from django.db.models import Avg, Case, Count, F, FloatField, Q, QuerySet, When
+from django.shortcuts import get_object_or_404
+
+from duels.models import Condition, Environment, Episode, Status
+
+_SUCCESS_AS_NUMBER = Case(
+    When(episodes__success=True, then=1.0), default=0.0, output_field=FloatField()
+)
+_FINISHED = Q(episodes__status=Status.FINISHED)
+
+
+@dataclass(frozen=True)
+class EnvironmentFilters:
+    """What the environments list may be narrowed by; empty values mean no filter."""
+
+    author: UUID | None = None
+    family: str = ""
+    tag: str = ""
+    status: str = ""
+    gain_min: float | None = None
+    gain_max: float | None = None
+    q: str = ""
+
+
+def environment_list(*, filters: EnvironmentFilters | None = None) -> QuerySet[Environment]:
+    """Environments, newest first, with unhinted/hinted pass rates and hint gain annotated."""
+    filters = filters or EnvironmentFilters()
+    environments = (
+        Environment.objects.select_related("author")
+        .annotate(
+            p_unhinted=Avg(
+                _SUCCESS_AS_NUMBER, filter=_FINISHED & Q(episodes__condition=Condition.UNHINTED)
+            ),
+            p_hinted=Avg(
+                _SUCCESS_AS_NUMBER, filter=_FINISHED & Q(episodes__condition=Condition.HINTED)
+            ),
+            episode_count=Count("episodes", filter=_FINISHED),
+        )
+        .annotate(hint_gain=F("p_hinted") - F("p_unhinted"))
+    )
+    if filters.author:
+        environments = environments.filter(author__uuid=filters.author)
+    if filters.family:
+        environments = environments.filter(family__iexact=filters.family)
+    if filters.tag:
+        # Tags live on annotations (JSON lists); match the quoted tag inside the list text.
+        environments = environments.filter(
+            pk__in=Environment.objects.filter(
+                annotations__tags__icontains=f'"{filters.tag}"'
+            ).values("pk")
+        )
+    if filters.status:
+        environments = environments.filter(status=filters.status)
+    if filters.gain_min is not None:
+        environments = environments.filter(hint_gain__gte=filters.gain_min)
+    if filters.gain_max is not None:
+        environments = environments.filter(hint_gain__lte=filters.gain_max)
+    if filters.q:
+        environments = environments.filter(title__icontains=filters.q)
+    return environments.order_by("-created_at", "-pk")
+
+
+def environment_families() -> list[str]:
+    """Distinct non-empty families, for the filter drop-down."""
+    families = Environment.objects.exclude(family="").order_by("family")
+    return list(families.values_list("family", flat=True).distinct())
+
+
+def environment_get(*, environment_uuid: UUID) -> Environment:
+    """One environment with its author and hints (hint authors included)."""
+    return get_object_or_404(
+        Environment.objects.select_related("author").prefetch_related("hints__author"),
+        uuid=environment_uuid,
+    )
+
+
+def environment_episodes(*, environment: Environment) -> QuerySet[Episode]:
+    """Every episode played on the environment, grouped by solver, condition and seed."""
+    return (
+        Episode.objects.filter(environment=environment)
+        .select_related("solver", "duel")
+        .order_by("solver__name", "condition", "seed", "created_at", "pk")
+    )
+
+
+def environment_outcomes(*, environment: Environment) -> list[dict]:
+    """Per solver and condition: finished episodes, passes and pass rate (one query)."""
+    rows = (
+        Episode.objects.filter(environment=environment, status=Status.FINISHED)
+        .order_by()
+        .values("solver__name", "solver__uuid", "condition")
+        .annotate(episodes=Count("pk"), passed=Count("pk", filter=Q(success=True)))
+        .order_by("solver__name", "condition")
+    )
+    return [{**row, "pass_rate": row["passed"] / row["episodes"]} for row in rows]

@@ -1,0 +1,183 @@
+"""Reads about episodes: detail, the steps around a window, streaming batches, comparison."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from uuid import UUID
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from duels.models import Condition, Episode, Step
+
+# Step fields as in the exchange format (DESIGN.md), in the order a client shows them.
+STEP_FIELDS = (
+    "index",
+    "observation",
+    "reply",
+    "action",
+    "reward",
+    "done",
+    "success",
+    "latency_ms",
+    "input_tokens",
+    "output_tokens",
+    "format_error",
+)
+
+
+def episode_get(*, episode_uuid: UUID) -> Episode:
+    """One episode with everything its page header shows."""
+    return get_object_or_404(
+        Episode.objects.select_related(
+            "environment", "environment__author", "solver", "hint", "duel", "duel__a", "duel__b"
+        ),
+        uuid=episode_uuid,
+    )
+
+
+def episode_steps_edges(*, episode: Episode, head: int = 5, tail: int = 5) -> dict:
+    """The first `head` and last `tail` steps (two queries whatever the episode size)."""
+    first = list(Step.objects.filter(episode=episode).order_by("index")[:head])
+    last = list(Step.objects.filter(episode=episode).order_by("-index")[:tail])
+    last.reverse()
+    seen = {step.index for step in first}
+    last = [step for step in last if step.index not in seen]
+    hidden = 0
+    if first and last:
+        hidden = last[0].index - first[-1].index - 1
+    return {"head": first, "tail": last, "hidden": max(hidden, 0)}
+
+
+def episode_steps_window(*, episode: Episode, start: int, size: int = 20) -> list[Step]:
+    """Steps `start .. start+size-1` (for reading a long episode page by page without JS)."""
+    return list(Step.objects.filter(episode=episode, index__gte=start).order_by("index")[:size])
+
+
+def step_payload(step: Step | dict) -> dict:
+    """A step's fields as in the exchange format (from a model or a `.values()` row)."""
+    if isinstance(step, dict):
+        return {name: step[name] for name in STEP_FIELDS}
+    return {name: getattr(step, name) for name in STEP_FIELDS}
+
+
+@dataclass(frozen=True)
+class EpisodeState:
+    """What a live viewer needs about an episode besides its steps."""
+
+    pk: int
+    uuid: str
+    status: str
+    success: bool | None
+    end_reason: str
+    error: str
+    is_done: bool
+
+    def status_message(self) -> dict:
+        return {
+            "type": "episode.status",
+            "episode": self.uuid,
+            "status": self.status,
+            "success": self.success,
+            "end_reason": self.end_reason,
+            "error": self.error,
+        }
+
+
+def episode_state(*, episode_uuid: UUID | str) -> EpisodeState | None:
+    """The episode's status fields, or None when there is no such episode."""
+    row = (
+        Episode.objects.filter(uuid=episode_uuid)
+        .values("pk", "uuid", "status", "success", "end_reason", "error")
+        .first()
+    )
+    if row is None:
+        return None
+    episode = Episode(status=row["status"])
+    return EpisodeState(
+        pk=row["pk"],
+        uuid=str(row["uuid"]),
+        status=row["status"],
+        success=row["success"],
+        end_reason=row["end_reason"],
+        error=row["error"],
+        is_done=episode.is_done,
+    )
+
+
+def episode_steps_after(*, episode_pk: int, since: int, limit: int = 500) -> list[dict]:
+    """Up to `limit` step payloads with index > `since`, oldest first (plain rows, fast)."""
+    rows = (
+        Step.objects.filter(episode_id=episode_pk, index__gt=since)
+        .order_by("index")
+        .values_list(*STEP_FIELDS)[:limit]
+    )
+    return [dict(zip(STEP_FIELDS, row, strict=True)) for row in rows]
+
+
+def episode_counterpart(*, episode: Episode) -> Episode | None:
+    """The same environment, solver and seed in the other condition (same duel first)."""
+    other = Condition.UNHINTED if episode.hinted else Condition.HINTED
+    candidates = Episode.objects.filter(
+        environment_id=episode.environment_id,
+        solver_id=episode.solver_id,
+        seed=episode.seed,
+        condition=other,
+    )
+    if episode.duel_id:
+        in_duel = candidates.filter(duel_id=episode.duel_id).first()
+        if in_duel:
+            return in_duel
+    return candidates.order_by("-created_at", "-pk").first()
+
+
+def episode_siblings(*, episode: Episode) -> QuerySet[Episode]:
+    """Every episode on the same environment (for the compare view's seed/solver picker)."""
+    return (
+        Episode.objects.filter(environment_id=episode.environment_id)
+        .select_related("solver")
+        .order_by("solver__name", "seed", "condition", "pk")
+    )
+
+
+COMPARE_STEP_LIMIT = 2000
+
+
+def episode_compare(*, left: Episode, right: Episode, limit: int = COMPARE_STEP_LIMIT) -> dict:
+    """Two episodes' steps aligned by index, with the first index where they diverge.
+
+    Steps diverge at the first index whose action or observation differs, or where only one
+    episode has a step. Rows past `limit` are not loaded (`truncated` says so).
+    """
+
+    def load(episode: Episode) -> dict[int, dict]:
+        rows = episode_steps_after(episode_pk=episode.pk, since=-1, limit=limit + 1)
+        return {row["index"]: row for row in rows}
+
+    left_steps, right_steps = load(left), load(right)
+    indices = sorted(set(left_steps) | set(right_steps))
+    truncated = len(indices) > limit
+    rows = []
+    divergence = None
+    for index in indices[:limit]:
+        a, b = left_steps.get(index), right_steps.get(index)
+        differs = (
+            a is None
+            or b is None
+            or a["action"] != b["action"]
+            or a["observation"] != b["observation"]
+        )
+        if differs and divergence is None:
+            divergence = index
+        action_differs = a is not None and b is not None and a["action"] != b["action"]
+        rows.append(
+            {
+                "index": index,
+                "left": a,
+                "right": b,
+                "differs": differs,
+                "action_differs": action_differs,
+                "first_divergence": divergence == index,
+            }
+        )
+    return {"rows": rows, "divergence": divergence, "truncated": truncated}

@@ -1,0 +1,129 @@
+"""Formatting helpers for the dashboard templates: rates, money, badges, highlighted source."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+register = template.Library()
+
+
+@register.filter
+def pct(value: float | None, digits: int = 0) -> str:
+    """0.25 -> "25%"; None -> "—"."""
+    if value is None or value == "":
+        return "—"
+    return f"{float(value) * 100:.{int(digits)}f}%"
+
+
+@register.filter
+def signed(value: float | None, digits: int = 2) -> str:
+    """Hint gains and scores with an explicit sign: +0.50, −0.25; None -> "—"."""
+    if value is None or value == "":
+        return "—"
+    number = float(value)
+    text = f"{abs(number):.{int(digits)}f}"
+    if number > 0:
+        return f"+{text}"
+    if number < 0:
+        return f"\u2212{text}"
+    return text
+
+
+@register.filter
+def num(value: float | None, digits: int = 2) -> str:
+    if value is None or value == "":
+        return "—"
+    return f"{float(value):.{int(digits)}f}"
+
+
+@register.filter
+def usd(value: float | None) -> str:
+    if value is None or value == "":
+        return "—"
+    number = float(value)
+    return f"${number:,.4f}" if 0 < number < 0.01 else f"${number:,.2f}"
+
+
+@register.filter
+def thousands(value: int | None) -> str:
+    if value is None or value == "":
+        return "—"
+    return f"{int(value):,}"
+
+
+@register.filter
+def tone(value: float | None) -> str:
+    """CSS tone class for a signed number: good above zero, bad below."""
+    if value is None or value == "":
+        return ""
+    return "good" if float(value) > 0 else "bad" if float(value) < 0 else ""
+
+
+@register.simple_tag
+def status_badge(status: str) -> SafeString:
+    """A coloured badge for a status word (pending, running, finished, failed, cancelled...)."""
+    return format_html('<span class="badge {}">{}</span>', status, status)
+
+
+@register.simple_tag
+def success_badge(success: bool | None) -> SafeString:
+    if success is None:
+        return format_html('<span class="badge">{}</span>', "no result")
+    if success:
+        return format_html('<span class="badge ok">{}</span>', "passed")
+    return format_html('<span class="badge bad">{}</span>', "failed")
+
+
+@register.simple_tag
+def outcome_badge(duel) -> SafeString:
+    """Who won a duel, by player name."""
+    if duel.outcome == "a":
+        return format_html('<span class="badge ok">{} wins</span>', duel.a.name)
+    if duel.outcome == "b":
+        return format_html('<span class="badge ok">{} wins</span>', duel.b.name)
+    if duel.outcome == "draw":
+        return format_html('<span class="badge">{}</span>', "draw")
+    return format_html('<span class="badge {}">{}</span>', duel.status, duel.status)
+
+
+_SOURCE_FORMATTER_OPTIONS = {
+    "linenos": "table",
+    "anchorlinenos": True,
+    "lineanchors": "L",
+    "linespans": "line",
+    "cssclass": "highlight",
+    "wrapcode": True,
+}
+
+
+@register.simple_tag
+def highlight_source(source: str, line_start: int | None = None, line_end: int | None = None):
+    """Python source highlighted by Pygments (which escapes it), with line numbers and anchors.
+
+    Lines `line_start..line_end` get the `hll` class so an annotation's range stands out;
+    each line is `<span id="line-N">` and each number links to `#L-N`.
+    """
+    marked: list[int] = []
+    if line_start:
+        marked = list(range(int(line_start), int(line_end or line_start) + 1))
+    formatter = HtmlFormatter(hl_lines=marked, **_SOURCE_FORMATTER_OPTIONS)
+    # Pygments escapes every token; the markup around them is its own.
+    return mark_safe(highlight(source, PythonLexer(), formatter))  # noqa: S308
+
+
+@register.simple_tag(takes_context=True)
+def query_with(context, **changes) -> str:
+    """The current query string with some parameters replaced (for pagination links)."""
+    params = context["request"].GET.copy()
+    for key, value in changes.items():
+        if value in (None, ""):
+            params.pop(key, None)
+        else:
+            params[key] = value
+    encoded = params.urlencode()
+    return f"?{encoded}" if encoded else "?"

@@ -1,0 +1,117 @@
+"""Duel pages: filtered/searchable list, detail that follows a running duel, ad-hoc trigger."""
+
+from __future__ import annotations
+
+import datetime as dt
+from uuid import UUID
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import path, reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from duels.forms import DuelFilterForm, DuelTriggerForm
+from duels.selectors.duels import duel_get, duel_halves, duel_list, duel_recent_by_user
+from duels.views.common import paginate
+
+
+@require_GET
+@login_required
+def duel_list_page(request: HttpRequest) -> HttpResponse:
+    form = DuelFilterForm(request.GET or None)
+    duels = duel_list(filters=form.filters() if form.is_bound else None)
+    template = "duels/duels/list.html"
+    if request.htmx and request.htmx.target == "duel-results":
+        template += "#duel-results"
+    return render(request, template, {"form": form, "page": paginate(request, duels)})
+
+
+@require_GET
+@login_required
+def duel_detail(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
+    duel = duel_get(duel_uuid=duel_uuid)
+    template = "duels/duels/detail.html"
+    if request.htmx and request.htmx.target == "duel-live":
+        template += "#duel-live"
+    return render(request, template, {"duel": duel, "halves": duel_halves(duel=duel)})
+
+
+def _rate_limit_message(user) -> str | None:
+    """None when `user` may trigger another duel now, else a message saying when they may."""
+    limit = settings.ENVDUELS_DUEL_RATE_PER_HOUR
+    window_start = timezone.now() - dt.timedelta(hours=1)
+    recent = duel_recent_by_user(user=user, since=window_start)
+    count = recent["count"]
+    if count < limit:
+        return None
+    free_at = recent["oldest"] + dt.timedelta(hours=1)
+    return (
+        f"You have started {count} duels in the last hour; the limit is {limit} per hour. "
+        f"You can start another at {free_at:%H:%M} UTC."
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def duel_new(request: HttpRequest) -> HttpResponse:
+    """The ad-hoc duel form; on a valid POST the duel is created, enqueued and followed."""
+    form = DuelTriggerForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        limited = _rate_limit_message(request.user)
+        if limited:
+            form.add_error(None, limited)
+            status = 429
+        elif form.is_valid():
+            from duels.services.duels import DuelError, duel_create, duel_enqueue
+
+            try:
+                duel = duel_create(
+                    a=form.cleaned_data["a"],
+                    b=form.cleaned_data["b"],
+                    attempts=form.cleaned_data["attempts"],
+                    observe=form.cleaned_data["observe"],
+                    cost_cap=form.cleaned_data["cost_cap"],
+                    created_by=request.user,
+                )
+            except DuelError as error:
+                form.add_error(None, str(error))
+                status = 400
+            else:
+                duel_enqueue(duel=duel)
+                messages.success(request, f"Duel {duel.a.name} vs {duel.b.name} queued.")
+                url = reverse("duels:duel_detail", kwargs={"duel_uuid": duel.uuid})
+                return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+        else:
+            status = 400
+    template = "duels/duels/new.html"
+    if request.htmx:
+        template += "#duel-form"
+    return render(request, template, {"form": form}, status=status)
+
+
+@require_POST
+@login_required
+def duel_cancel_view(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
+    from duels.services.duels import duel_cancel
+
+    duel = duel_get(duel_uuid=duel_uuid)
+    if duel.is_done:
+        messages.info(request, f"Duel already {duel.status}.")
+    else:
+        duel_cancel(duel=duel)
+        messages.success(request, "Duel cancelled.")
+    return redirect("duels:duel_detail", duel_uuid=duel.uuid)
+
+
+urlpatterns = [
+    path("duels/", duel_list_page, name="duel_list"),
+    path("duels/new/", duel_new, name="duel_new"),
+    path("duels/<uuid:duel_uuid>/", duel_detail, name="duel_detail"),
+    path("duels/<uuid:duel_uuid>/cancel/", duel_cancel_view, name="duel_cancel"),
+]

@@ -1,0 +1,124 @@
+"""Episode pages: replay (live or finished) and the side-by-side comparison."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET
+
+from duels.models import Episode
+from duels.selectors.episodes import (
+    episode_compare,
+    episode_counterpart,
+    episode_get,
+    episode_siblings,
+    episode_steps_edges,
+    episode_steps_window,
+)
+
+WINDOW_SIZE = 20
+
+
+@require_GET
+@login_required
+def episode_detail(request: HttpRequest, episode_uuid: UUID) -> HttpResponse:
+    """The replay page. Server-side it shows only the first and last few steps (or one window
+    with `?from=N`), so the page stays the same size whatever the episode length; the replay
+    viewer loads every step over the websocket."""
+    episode = episode_get(episode_uuid=episode_uuid)
+    window_start = request.GET.get("from", "")
+    context = {"episode": episode, "window_size": WINDOW_SIZE}
+    if window_start.isdigit():
+        start = int(window_start)
+        context["window"] = episode_steps_window(episode=episode, start=start, size=WINDOW_SIZE)
+        context["window_start"] = start
+        context["previous_start"] = max(start - WINDOW_SIZE, 0) if start else None
+        context["next_start"] = (
+            start + WINDOW_SIZE if start + WINDOW_SIZE <= episode.steps else None
+        )
+    else:
+        context.update(episode_steps_edges(episode=episode))
+    return render(request, "duels/episodes/detail.html", context)
+
+
+def _compare_page(request: HttpRequest, left: Episode, right: Episode) -> HttpResponse:
+    solvers: dict[UUID, str] = {}
+    seeds: set[int] = set()
+    for sibling in episode_siblings(episode=left):
+        solvers.setdefault(sibling.solver.uuid, sibling.solver.name)
+        seeds.add(sibling.seed)
+    context = {
+        "left": left,
+        "right": right,
+        "comparison": episode_compare(left=left, right=right),
+        "picker_solvers": sorted(solvers.items(), key=lambda item: item[1]),
+        "picker_seeds": sorted(seeds),
+        "same_environment": left.environment_id == right.environment_id,
+    }
+    return render(request, "duels/episodes/compare.html", context)
+
+
+def _episode_for_compare(uuid_text: str) -> Episode:
+    try:
+        episode_uuid = UUID(uuid_text)
+    except ValueError:
+        episode_uuid = None
+    return get_object_or_404(
+        Episode.objects.select_related("environment", "solver", "hint", "duel"), uuid=episode_uuid
+    )
+
+
+@require_GET
+@login_required
+def compare(request: HttpRequest) -> HttpResponse:
+    """Any two episodes side by side: `/compare/?a=<uuid>&b=<uuid>`."""
+    left = _episode_for_compare(request.GET.get("a", ""))
+    right = _episode_for_compare(request.GET.get("b", ""))
+    return _compare_page(request, left, right)
+
+
+def _nothing_to_compare(request: HttpRequest, episode: Episode, reason: str) -> HttpResponse:
+    context = {"episode": episode, "reason": reason}
+    return render(request, "duels/episodes/compare_missing.html", context, status=404)
+
+
+@require_GET
+@login_required
+def episode_compare_counterpart(request: HttpRequest, episode_uuid: UUID) -> HttpResponse:
+    """The same environment, solver and seed in the other condition, unhinted on the left.
+
+    The picker submits `solver` and `seed` to switch to another pair on the same environment.
+    """
+    episode = episode_get(episode_uuid=episode_uuid)
+    solver, seed = request.GET.get("solver"), request.GET.get("seed", "")
+    if solver or seed.lstrip("-").isdigit():
+        siblings = episode_siblings(episode=episode).filter(condition=episode.condition)
+        if solver:
+            siblings = siblings.filter(solver__uuid=solver)
+        if seed.lstrip("-").isdigit():
+            siblings = siblings.filter(seed=int(seed))
+        chosen = siblings.first()
+        if chosen is None:
+            return _nothing_to_compare(request, episode, "No episode with that solver and seed.")
+        if chosen.pk != episode.pk:
+            return redirect(reverse("duels:episode_compare", kwargs={"episode_uuid": chosen.uuid}))
+    other = episode_counterpart(episode=episode)
+    if other is None:
+        return _nothing_to_compare(request, episode, "No run in the other condition yet.")
+    unhinted, hinted = (other, episode) if episode.hinted else (episode, other)
+    return _compare_page(request, unhinted, hinted)
+
+
+urlpatterns = [
+    path("episodes/<uuid:episode_uuid>/", episode_detail, name="episode_detail"),
+    path(
+        "episodes/<uuid:episode_uuid>/compare/",
+        episode_compare_counterpart,
+        name="episode_compare",
+    ),
+    path("compare/", compare, name="compare"),
+]

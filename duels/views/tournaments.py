@@ -1,0 +1,62 @@
+"""Tournament pages: list, detail with live progress, cancel."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import path
+from django.views.decorators.http import require_GET, require_POST
+
+from duels.selectors.tournaments import tournament_duels, tournament_get, tournament_list
+from duels.views.common import paginate
+
+
+@require_GET
+@login_required
+def tournament_list_page(request: HttpRequest) -> HttpResponse:
+    return render(
+        request, "duels/tournaments/list.html", {"page": paginate(request, tournament_list())}
+    )
+
+
+@require_GET
+@login_required
+def tournament_detail(request: HttpRequest, tournament_uuid: UUID) -> HttpResponse:
+    tournament = tournament_get(tournament_uuid=tournament_uuid)
+    context = {
+        "tournament": tournament,
+        "duels": paginate(request, tournament_duels(tournament=tournament), per_page=50),
+    }
+    template = "duels/tournaments/detail.html"
+    if request.htmx and request.htmx.target == "tournament-progress":
+        template += "#tournament-progress"
+    return render(request, template, context)
+
+
+@require_POST
+@login_required
+def tournament_cancel_view(request: HttpRequest, tournament_uuid: UUID) -> HttpResponse:
+    from duels.services.tournaments import tournament_cancel
+
+    tournament = tournament_get(tournament_uuid=tournament_uuid)
+    if tournament.is_done:
+        messages.info(request, f"Tournament already {tournament.status}.")
+    else:
+        tournament_cancel(tournament=tournament)
+        messages.success(request, "Tournament cancelled: running episodes stop after their step.")
+    return redirect("duels:tournament_detail", tournament_uuid=tournament.uuid)
+
+
+urlpatterns = [
+    path("tournaments/", tournament_list_page, name="tournament_list"),
+    path("tournaments/<uuid:tournament_uuid>/", tournament_detail, name="tournament_detail"),
+    path(
+        "tournaments/<uuid:tournament_uuid>/cancel/",
+        tournament_cancel_view,
+        name="tournament_cancel",
+    ),
+]
