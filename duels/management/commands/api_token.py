@@ -1,0 +1,55 @@
+"""manage.py api_token create USER NAME | list [USER] | revoke ID
+
+Read-API tokens. Only the SHA-256 of a token is stored: `create` prints the token once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from duels.models import ApiToken
+from duels.services.api_tokens import api_token_create, api_token_list, api_token_revoke
+
+
+class Command(BaseCommand):
+    help = "Create, list or revoke read-API tokens."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        actions = parser.add_subparsers(dest="action", required=True)
+        create = actions.add_parser("create", help="Make a token and print it once.")
+        create.add_argument("user")
+        create.add_argument("name")
+        listing = actions.add_parser("list", help="Tokens (never their secrets).")
+        listing.add_argument("user", nargs="?")
+        revoke = actions.add_parser("revoke", help="Delete a token by its id.")
+        revoke.add_argument("id", type=int)
+
+    def _user(self, username: str) -> Any:
+        try:
+            return get_user_model().objects.get(username=username)
+        except get_user_model().DoesNotExist:
+            raise CommandError(f"no user named {username!r}") from None
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        action = options["action"]
+        if action == "create":
+            token, raw = api_token_create(user=self._user(options["user"]), name=options["name"])
+            self.stderr.write(f"token {token.pk} for {token.user}; store it now, it is shown once:")
+            self.stdout.write(raw)
+        elif action == "list":
+            user = self._user(options["user"]) if options["user"] else None
+            for token in api_token_list(user=user):
+                used = token.last_used_at.isoformat() if token.last_used_at else "never"
+                self.stdout.write(
+                    f"{token.pk}\t{token.user}\t{token.name}\tcreated {token.created_at:%Y-%m-%d}"
+                    f"\tlast used {used}"
+                )
+        else:
+            try:
+                token = ApiToken.objects.get(pk=options["id"])
+            except ApiToken.DoesNotExist:
+                raise CommandError(f"no token with id {options['id']}") from None
+            api_token_revoke(token=token)
+            self.stdout.write(f"revoked token {options['id']}")

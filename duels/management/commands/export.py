@@ -1,0 +1,80 @@
+"""manage.py export --out FILE.jsonl [--format envduels|environments|chat] [filters]
+
+envduels: the exchange format (DESIGN.md); filters narrow to duels (--player, --tournament,
+--status, --outcome, --tag) or to environments (--environments with --author, --env-status,
+--family, --tag). environments: one JSON object per environment with hints and pass rates.
+chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition hinted|unhinted).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from duels.models import Condition, Outcome, Status
+from duels.selectors.exchange import DuelExportFilters, EnvironmentExportFilters
+from duels.services.exchange_streams import FORMATS, ExportRequest, export_lines
+
+
+def export_request(options: dict[str, Any]) -> ExportRequest:
+    """Translate the command's options into an export request."""
+    duels = DuelExportFilters(
+        player=options["player"], tournament=options["tournament"], status=options["status"],
+        outcome=options["outcome"], tag=options["tag"],
+    )
+    environments = EnvironmentExportFilters(
+        author=options["author"], status=options["env_status"], family=options["family"],
+        tag=options["tag"],
+    )
+    if options["environments"] or (
+        options["format"] == "environments" and environments != EnvironmentExportFilters()
+    ):
+        scope = "environments"
+    elif duels != DuelExportFilters():
+        scope = "duels"
+    else:
+        scope = "all"
+    return ExportRequest(
+        format=options["format"], scope=scope, duels=duels, environments=environments,
+        success={"yes": True, "no": False, None: None}[options["success"]],
+        condition=options["condition"],
+    )
+
+
+class Command(BaseCommand):
+    help = "Export duels, environments and notes (envduels.v1 JSONL) or training data."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--out", required=True, help="File to write ('-' for stdout).")
+        parser.add_argument("--format", choices=FORMATS, default="envduels")
+        parser.add_argument("--player", default="", help="Duels with this player (name or uuid).")
+        parser.add_argument("--tournament", default="", help="Duels of this tournament (uuid).")
+        parser.add_argument("--status", default="", choices=["", *Status.values])
+        parser.add_argument("--outcome", default="", choices=["", *Outcome.values])
+        parser.add_argument("--tag", default="", help="Objects with a note carrying this tag.")
+        parser.add_argument("--environments", action="store_true",
+                            help="Export environment designs (no episodes) instead of duels.")
+        parser.add_argument("--author", default="", help="Environments by this player.")
+        parser.add_argument("--env-status", default="", choices=["", "pending", "valid", "invalid"])
+        parser.add_argument("--family", default="")
+        parser.add_argument("--success", choices=["yes", "no"], default=None)
+        parser.add_argument("--condition", choices=Condition.values, default=None)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        lines = export_lines(request=export_request(options))
+        count = 0
+        if options["out"] == "-":
+            for line in lines:
+                sys.stdout.write(line)
+                count += 1
+        else:
+            try:
+                with open(options["out"], "w", encoding="utf-8", newline="\n") as out:
+                    for line in lines:
+                        out.write(line)
+                        count += 1
+            except OSError as exc:
+                raise CommandError(f"cannot write {options['out']}: {exc}") from exc
+            self.stderr.write(f"wrote {count} lines to {options['out']}")

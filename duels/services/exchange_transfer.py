@@ -1,0 +1,112 @@
+"""Transfer results from CSV: learner, environment (uuid, optional), author (player, optional),
+benchmark, before, after. Every row is checked first; then all are written in one transaction.
+A row identical to a stored result is skipped, so re-importing a file adds nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from typing import TextIO
+from uuid import UUID
+
+from django.db import transaction
+
+from duels.models import Environment, Player, TransferResult
+
+COLUMNS = ("learner", "environment", "author", "benchmark", "before", "after")
+
+
+class TransferImportError(Exception):
+    """A row cannot be imported; the message names its line."""
+
+    def __init__(self, message: str, *, line: int) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+@dataclass(frozen=True)
+class TransferImportReport:
+    created: int
+    skipped: int
+
+
+def _player(value: str, *, column: str, line: int) -> Player:
+    try:
+        lookup = {"uuid": UUID(value)}
+    except ValueError:
+        lookup = {"name": value}
+    player = Player.objects.filter(**lookup).first()
+    if player is None:
+        raise TransferImportError(f"{column} {value!r} is not a known player", line=line)
+    return player
+
+
+def _score(value: str, *, column: str, line: int) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise TransferImportError(f"{column} must be a number, got {value!r}", line=line) from None
+    if not math.isfinite(number):
+        raise TransferImportError(f"{column} must be a finite number", line=line)
+    return number
+
+
+def _row(row: dict[str, str | None], line: int) -> TransferResult:
+    values = {key: (row.get(key) or "").strip() for key in COLUMNS}
+    if not values["learner"]:
+        raise TransferImportError("learner is required", line=line)
+    if not values["benchmark"]:
+        raise TransferImportError("benchmark is required", line=line)
+    if len(values["benchmark"]) > 200:
+        raise TransferImportError("benchmark is longer than 200 characters", line=line)
+    if not values["environment"] and not values["author"]:
+        raise TransferImportError("give an environment uuid or an author", line=line)
+    environment = None
+    if values["environment"]:
+        try:
+            environment = Environment.objects.filter(uuid=UUID(values["environment"])).first()
+        except ValueError:
+            raise TransferImportError("environment must be a uuid", line=line) from None
+        if environment is None:
+            raise TransferImportError(
+                f"environment {values['environment']} is not in the database", line=line
+            )
+    author = _player(values["author"], column="author", line=line) if values["author"] else None
+    return TransferResult(
+        learner=_player(values["learner"], column="learner", line=line),
+        environment=environment,
+        author=author,
+        benchmark=values["benchmark"],
+        before=_score(values["before"], column="before", line=line),
+        after=_score(values["after"], column="after", line=line),
+    )
+
+
+def transfer_import_csv(*, stream: TextIO) -> TransferImportReport:
+    """Check every row of the CSV, then store the new ones in one transaction."""
+    reader = csv.DictReader(stream)
+    header = [name.strip() for name in reader.fieldnames or []]
+    missing = [name for name in ("learner", "benchmark", "before", "after") if name not in header]
+    if missing:
+        raise TransferImportError(f"missing column(s): {', '.join(missing)}", line=1)
+    reader.fieldnames = header
+    rows = []
+    for row in reader:
+        if row.get(None):
+            raise TransferImportError("more cells than columns", line=reader.line_num)
+        if not any((value or "").strip() for value in row.values()):
+            continue
+        rows.append(_row(row, reader.line_num))
+    created = 0
+    with transaction.atomic():
+        for result in rows:
+            duplicate = TransferResult.objects.filter(
+                learner=result.learner, environment=result.environment, author=result.author,
+                benchmark=result.benchmark, before=result.before, after=result.after,
+            ).exists()
+            if not duplicate:
+                result.save()
+                created += 1
+    return TransferImportReport(created=created, skipped=len(rows) - created)
