@@ -11,9 +11,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from django.db import close_old_connections, connections, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from duels.models import DONE_STATUSES, Condition, Duel, Episode, Player, Status
+from duels.models import DONE_STATUSES, Condition, Duel, EndReason, Episode, Player, Status
 from duels.players import prompts
 from duels.services.authoring import AuthoredSide, duel_author_side, duel_observe_digests
 from duels.services.doorbell import doorbell_duel_updated
@@ -206,9 +207,13 @@ def duel_cancel(*, duel: Duel, reason: str = "cancelled") -> Duel:
             status=Status.CANCELLED, finished_at=timezone.now(), lease_owner="",
             lease_expires_at=None, error=reason,
         )
-        Episode.objects.filter(duel=duel, status=Status.PENDING).update(
-            status=Status.CANCELLED, end_reason="cancelled", finished_at=timezone.now()
-        )
+        # Pending episodes, and running ones nobody holds (their worker stopped), end here;
+        # held ones end themselves after their current step.
+        now = timezone.now()
+        Episode.objects.filter(duel=duel).filter(
+            Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+        ).update(status=Status.CANCELLED, end_reason=EndReason.CANCELLED, finished_at=now,
+                 lease_owner="", lease_expires_at=None)
     duel.refresh_from_db()
     doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
     return duel

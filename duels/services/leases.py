@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import close_old_connections, connection
-from django.db.models import Case, F, Q, When
+from django.db.models import Case, DateTimeField, F, PositiveIntegerField, Q, Value, When
 from django.utils import timezone
 
 from duels.models import Duel, Episode, Status
@@ -63,11 +63,13 @@ def episode_claim(*, episode_id: int, owner: str) -> bool:
     now = timezone.now()
     claimed = Episode.objects.filter(claimable_episodes(now=now), pk=episode_id).update(
         # Taking over a running episode is a resume; count it.
-        resumes=Case(When(status=Status.RUNNING, then=F("resumes") + 1), default=F("resumes")),
+        resumes=Case(When(status=Status.RUNNING, then=F("resumes") + 1), default=F("resumes"),
+                     output_field=PositiveIntegerField()),
         status=Status.RUNNING,
         lease_owner=owner,
         lease_expires_at=now + timedelta(seconds=lease_seconds()),
-        started_at=Case(When(started_at__isnull=True, then=now), default=F("started_at")),
+        started_at=Case(When(started_at__isnull=True, then=Value(now)), default=F("started_at"),
+                        output_field=DateTimeField()),
     )
     return claimed == 1
 
@@ -89,7 +91,8 @@ def duel_claim_authoring(*, duel_id: int, owner: str) -> bool:
         status=Status.RUNNING,
         lease_owner=owner,
         lease_expires_at=now + timedelta(seconds=lease_seconds()),
-        started_at=Case(When(started_at__isnull=True, then=now), default=F("started_at")),
+        started_at=Case(When(started_at__isnull=True, then=Value(now)), default=F("started_at"),
+                        output_field=DateTimeField()),
     )
     return claimed == 1
 

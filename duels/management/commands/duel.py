@@ -1,0 +1,70 @@
+"""`manage.py duel A B [--attempts K] [--json]`: run one duel in the foreground."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from duels.management.commands._engine import players_by_name
+from duels.players import PlayerError, player_require_credentials
+from duels.services.duels import DuelError, duel_cancel, duel_create, duel_result, duel_run
+from duels.services.workers import stop_on_signals
+
+
+class Command(BaseCommand):
+    help = "Run one duel of two players in the foreground and print the result."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("a", help="player A (name as shown in the UI)")
+        parser.add_argument("b", help="player B")
+        parser.add_argument("--attempts", type=int, default=4, help="k seeds per condition")
+        parser.add_argument("--json", action="store_true", help="print the machine-readable result")
+
+    def handle(self, *args, a: str, b: str, attempts: int, json: bool, **options) -> None:
+        player_a, player_b = players_by_name([a, b])
+        # Fail before any work when a key is missing.
+        for player in (player_a, player_b):
+            try:
+                player_require_credentials(player)
+            except PlayerError as exc:
+                raise CommandError(str(exc)) from None
+        try:
+            duel = duel_create(a=player_a, b=player_b, attempts=attempts)
+        except DuelError as exc:
+            raise CommandError(str(exc)) from None
+        if not json:
+            self.stderr.write(f"duel {duel.uuid}: {player_a.name} vs {player_b.name}, k={attempts}")
+        with stop_on_signals() as stop:
+            duel = duel_run(duel=duel, stop=stop)
+        if stop.is_set() and not duel.is_done:
+            duel_cancel(duel=duel, reason="interrupted from the command line")
+            raise CommandError(f"interrupted; duel {duel.uuid} cancelled after its current steps")
+        result = duel_result(duel=duel)
+        if json:
+            self.stdout.write(_dumps(result))
+            return
+        self.stdout.write(_human(result, status=duel.status))
+
+
+def _dumps(result: dict) -> str:
+    return json.dumps(result, indent=2)
+
+
+def _rate(value) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _human(result: dict, *, status: str) -> str:
+    lines = [f"duel {result['duel']} {status}; outcome: {result['outcome']}"]
+    for side in ("a", "b"):
+        row = result[side]
+        if row["forfeit_reason"]:
+            lines.append(f"  {side.upper()} {row['player']}: forfeit — {row['forfeit_reason']}")
+            continue
+        lines.append(
+            f"  {side.upper()} {row['player']} as setter: p_unhinted {_rate(row['p_unhinted'])}, "
+            f"p_hinted {_rate(row['p_hinted'])}, hint gain {_rate(row['hint_gain'])}, "
+            f"setter score {_rate(row['setter_score'])}, flips {row['flips']}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,117 @@
+"""`manage.py tournament --players a,b,c [...]`: enqueue a tournament, or follow it with --wait.
+
+With --wait the command follows the background workers with a live progress bar. If no worker
+picks the tournament up within a few seconds, it says so and runs the tournament in this process
+instead (the queued tasks then find nothing left to do). Ctrl-C stops following (or, when running
+here, hands the work back after the current steps); the tournament itself keeps going.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from django_tasks_db.models import DBTaskResult
+
+from duels.management.commands._engine import ProgressPrinter, players_by_name
+from duels.models import Tournament
+from duels.players import PlayerError, player_require_credentials
+from duels.services.duels import DuelError
+from duels.services.tournaments import (
+    tournament_create,
+    tournament_drive,
+    tournament_enqueue,
+    tournament_result,
+)
+from duels.services.workers import stop_on_signals
+
+PICKUP_SECONDS = 5.0
+TASK_PATH = "duels.tasks.tournament_drive_task"
+
+
+class Command(BaseCommand):
+    help = "Create a round-robin tournament and hand it to the workers (--wait follows it)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--players", required=True, help="comma-separated player names")
+        parser.add_argument("--rounds", type=int, default=1)
+        parser.add_argument("--attempts", type=int, default=4, help="k seeds per condition")
+        parser.add_argument("--concurrency", type=int, default=4, help="episodes in flight")
+        parser.add_argument("--observe", action="store_true",
+                            help="setters see digests of earlier rounds' duels")
+        parser.add_argument("--cost-cap", type=float, default=None, help="USD")
+        parser.add_argument("--name", default="")
+        parser.add_argument("--wait", action="store_true", help="follow it to the end")
+        parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    def handle(self, *args, **options) -> None:
+        names = [name.strip() for name in options["players"].split(",") if name.strip()]
+        players = players_by_name(names)
+        for player in players:
+            try:
+                player_require_credentials(player)
+            except PlayerError as exc:
+                raise CommandError(str(exc)) from None
+        try:
+            tournament = tournament_create(
+                players=players, rounds=options["rounds"], attempts=options["attempts"],
+                concurrency=options["concurrency"], observe=options["observe"],
+                cost_cap=options["cost_cap"], name=options["name"],
+            )
+        except DuelError as exc:
+            raise CommandError(str(exc)) from None
+        tournament_enqueue(tournament=tournament)
+        if not options["json"]:
+            self.stderr.write(f"tournament {tournament.uuid}: {tournament.name}, "
+                              f"{tournament.duels_total} duels")
+        if options["wait"]:
+            self._follow(tournament)
+        result = tournament_result(tournament=tournament)
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=2))
+        else:
+            self.stdout.write(f"{result['tournament']} {result['status']}")
+
+    def _follow(self, tournament: Tournament) -> None:
+        printer = ProgressPrinter(self.stderr)
+        with stop_on_signals() as stop:
+            inline = None
+            if not self._picked_up(tournament, stop):
+                self.stderr.write("no worker picked the tournament up (start one with "
+                                  "`manage.py db_worker --queue-name '*'`); running it here")
+                inline = threading.Thread(target=_drive, kwargs={"tournament": tournament,
+                                                                 "stop": stop})
+                inline.start()
+            while not stop.is_set():
+                tournament.refresh_from_db()
+                printer.show(tournament)
+                if tournament.is_done or (inline is not None and not inline.is_alive()):
+                    break
+                stop.wait(0.5)
+            if inline is not None:
+                inline.join()
+            printer.close()
+        if stop.is_set():
+            self.stderr.write(f"stopped following; tournament {tournament.uuid} goes on in the "
+                              f"workers (cancel it with `manage.py cancel {tournament.uuid}`)")
+
+    def _picked_up(self, tournament: Tournament, stop: threading.Event) -> bool:
+        deadline = time.monotonic() + PICKUP_SECONDS
+        tasks = DBTaskResult.objects.filter(task_path=TASK_PATH,
+                                            args_kwargs__kwargs__tournament_uuid=str(tournament.uuid))
+        while time.monotonic() < deadline and not stop.is_set():
+            if tasks.exclude(status="READY").exists():
+                return True
+            stop.wait(0.25)
+        return False
+
+
+def _drive(*, tournament: Tournament, stop: threading.Event) -> None:
+    from django.db import connections
+
+    try:
+        tournament_drive(tournament=tournament, stop=stop)
+    finally:
+        connections.close_all()
