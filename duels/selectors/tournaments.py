@@ -31,6 +31,6 @@ def tournament_duels(*, tournament: Tournament) -> QuerySet[Duel]:
     """The duels of a tournament by round, then creation order."""
     return (
         Duel.objects.filter(tournament=tournament)
-        .select_related("a", "b", "env_a", "env_b")
+        .select_related("a", "b", "env_a", "env_b", "tournament")
         .order_by("round_index", "created_at", "pk")
     )

@@ -1,0 +1,206 @@
+"""The episode stream consumer: catch-up, since=N, doorbells, gap fill, polling, end status."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+
+from duels.models import Episode, Status, Step
+from duels.routing import websocket_urlpatterns
+from tests import factories
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+def application():
+    from channels.routing import URLRouter
+
+    return URLRouter(websocket_urlpatterns)
+
+
+async def connect(episode: Episode, user, *, since: int | None = None) -> WebsocketCommunicator:
+    query = "" if since is None else f"?since={since}"
+    communicator = WebsocketCommunicator(application(), f"/ws/episodes/{episode.uuid}/{query}")
+    communicator.scope["user"] = user
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator
+
+
+async def receive_until(communicator, *, index: int | None = None, status: bool = False,
+                        timeout: float = 3) -> tuple[list[int], list[dict], dict | None]:
+    """Collect step indices (and payloads) until `index` arrived and/or the status came."""
+    indices, payloads, final = [], [], None
+    while True:
+        message = await communicator.receive_json_from(timeout=timeout)
+        items = message["items"] if message["type"] == "steps" else [message]
+        for item in items:
+            if item["type"] == "step":
+                assert item["index"] == item["data"]["index"]
+                indices.append(item["index"])
+                payloads.append(item["data"])
+        if message["type"] == "episode.status":
+            final = message
+        if (index is None or (indices and indices[-1] >= index)) and (not status or final):
+            return indices, payloads, final
+
+
+@database_sync_to_async
+def make_user(name="viewer"):
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user(name, password="viewer-pass-123")
+
+
+@database_sync_to_async
+def make_episode(*, steps: int, status: str = Status.FINISHED, **fields) -> Episode:
+    return factories.episode(steps=steps, status=status, **fields)
+
+
+@database_sync_to_async
+def add_step(episode: Episode, index: int, observation: str = "") -> Step:
+    return Step.objects.create(episode=episode, index=index, action=str(index),
+                               observation=observation or f"obs {index}")
+
+
+@database_sync_to_async
+def end_episode(episode: Episode, **fields) -> None:
+    Episode.objects.filter(pk=episode.pk).update(status=Status.FINISHED, **fields)
+
+
+async def ring(episode: Episode, message: dict) -> None:
+    await get_channel_layer().group_send(f"episode.{episode.uuid}", message)
+
+
+async def test_unauthenticated_viewer_is_rejected():
+    episode = await make_episode(steps=2)
+    communicator = WebsocketCommunicator(application(), f"/ws/episodes/{episode.uuid}/")
+    communicator.scope["user"] = AnonymousUser()
+    connected, code = await communicator.connect()
+    assert not connected and code == 4401
+
+
+async def test_unknown_episode_is_closed():
+    user = await make_user()
+    communicator = WebsocketCommunicator(
+        application(), "/ws/episodes/00000000-0000-0000-0000-000000000000/"
+    )
+    communicator.scope["user"] = user
+    connected, code = await communicator.connect()
+    assert not connected and code == 4404
+
+
+async def test_catch_up_sends_every_step_in_order_then_the_status():
+    user = await make_user()
+    episode = await make_episode(steps=1200, success=True, end_reason="done")
+    communicator = await connect(episode, user)
+    indices, payloads, final = await receive_until(communicator, status=True)
+    assert indices == list(range(0, 1201))
+    assert payloads[5]["action"] == "5" and payloads[5]["reply"].endswith("ACTION: 5")
+    assert set(payloads[0]) == {
+        "index", "observation", "reply", "action", "reward", "done", "success",
+        "latency_ms", "input_tokens", "output_tokens", "format_error",
+    }
+    assert final == {"type": "episode.status", "episode": str(episode.uuid), "status": "finished",
+                     "success": True, "end_reason": "done", "error": ""}
+    assert await communicator.receive_nothing(timeout=0.7)
+    await communicator.disconnect()
+
+
+async def test_since_skips_steps_the_client_already_has():
+    user = await make_user()
+    episode = await make_episode(steps=10)
+    communicator = await connect(episode, user, since=6)
+    indices, _, final = await receive_until(communicator, status=True)
+    assert indices == [7, 8, 9, 10] and final["status"] == "finished"
+    await communicator.disconnect()
+
+
+async def test_live_doorbell_is_forwarded_with_its_data():
+    user = await make_user()
+    episode = await make_episode(steps=2, status=Status.RUNNING)
+    communicator = await connect(episode, user)
+    indices, _, _ = await receive_until(communicator, index=2)
+    assert indices == [0, 1, 2]
+    await add_step(episode, 3, observation="stored text")
+    data = {"index": 3, "observation": "doorbell text", "reply": "", "action": "3",
+            "reward": None, "done": False, "success": False, "latency_ms": 1,
+            "input_tokens": 0, "output_tokens": 0, "format_error": "", "episode": "x"}
+    await ring(episode, {"type": "step.ready", "episode": str(episode.uuid), "index": 3,
+                         "data": data})
+    indices, payloads, _ = await receive_until(communicator, index=3)
+    assert indices == [3] and payloads[0]["observation"] == "doorbell text"
+    await communicator.disconnect()
+
+
+async def test_gap_in_doorbells_is_filled_from_the_database():
+    user = await make_user()
+    episode = await make_episode(steps=1, status=Status.RUNNING)
+    communicator = await connect(episode, user)
+    await receive_until(communicator, index=1)
+    for index in (2, 3, 4):
+        await add_step(episode, index)
+    # Only the doorbell for step 4 arrives (2 and 3 were lost).
+    await ring(episode, {"type": "step.ready", "episode": str(episode.uuid), "index": 4,
+                         "data": {"index": 4, "observation": "obs 4", "action": "4"}})
+    indices, payloads, _ = await receive_until(communicator, index=4)
+    assert indices == [2, 3, 4] and payloads[0]["observation"] == "obs 2"
+    # A late duplicate doorbell is ignored.
+    await ring(episode, {"type": "step.ready", "episode": str(episode.uuid), "index": 3,
+                         "data": {"index": 3}})
+    await ring(episode, {"type": "duel.updated", "duel": "whatever"})
+    assert await communicator.receive_nothing(timeout=0.3)
+    await communicator.disconnect()
+
+
+async def test_poll_picks_up_steps_without_any_doorbell_and_ends_with_status():
+    user = await make_user()
+    episode = await make_episode(steps=1, status=Status.RUNNING)
+    communicator = await connect(episode, user)
+    await receive_until(communicator, index=1)
+    await add_step(episode, 2)
+    indices, _, _ = await receive_until(communicator, index=2, timeout=2)
+    assert indices == [2]
+    await add_step(episode, 3)
+    await end_episode(episode, success=False, end_reason="sandbox_error", error="guest crashed")
+    indices, _, final = await receive_until(communicator, status=True, timeout=2)
+    assert indices == [3]
+    assert final["status"] == "finished" and final["end_reason"] == "sandbox_error"
+    assert final["error"] == "guest crashed"
+    await communicator.disconnect()
+
+
+async def test_episode_ended_doorbell_sends_last_steps_then_status_once():
+    user = await make_user()
+    episode = await make_episode(steps=1, status=Status.RUNNING)
+    communicator = await connect(episode, user)
+    await receive_until(communicator, index=1)
+    await add_step(episode, 2)
+    await end_episode(episode, success=True, end_reason="done")
+    await ring(episode, {"type": "episode.ended", "episode": str(episode.uuid),
+                         "status": "finished"})
+    indices, _, final = await receive_until(communicator, status=True)
+    assert indices == [2] and final["success"] is True
+    assert await communicator.receive_nothing(timeout=0.8)  # no second status from the poll
+    await communicator.disconnect()
+
+
+async def test_doorbells_and_polls_together_never_repeat_or_skip():
+    user = await make_user()
+    episode = await make_episode(steps=0, status=Status.RUNNING)
+    await add_step(episode, 0)
+    communicator = await connect(episode, user)
+    seen = (await receive_until(communicator, index=0))[0]
+    for index in range(1, 30):
+        await add_step(episode, index)
+        if index % 3:  # two thirds of the doorbells arrive, some out of order
+            await ring(episode, {"type": "step.ready", "episode": str(episode.uuid),
+                                 "index": index, "data": {"index": index, "action": str(index)}})
+    await end_episode(episode)
+    indices, _, _ = await receive_until(communicator, status=True)
+    seen += indices
+    assert seen == list(range(0, 30))
+    await communicator.disconnect()
