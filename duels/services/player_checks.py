@@ -1,0 +1,78 @@
+"""`player_check`: send one tiny prompt to a player and record what happened."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from duels.models import ModelCall
+from duels.players import PlayerError, player_client
+from duels.players.prompts import PLAYER_CHECK_MESSAGES
+from duels.services.costs import completion_cost
+
+if TYPE_CHECKING:
+    from duels.models import Player
+
+CHECK_MAX_TOKENS = 64
+
+
+@dataclass(frozen=True)
+class PlayerCheckResult:
+    player: str
+    provider: str
+    model: str
+    base_url: str
+    ok: bool
+    reply: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: int = 0
+    cost: float = 0.0
+    error: str = ""
+    status: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def player_check_run(*, player: Player) -> PlayerCheckResult:
+    """Send PLAYER_CHECK_MESSAGES to `player`, store a ModelCall (role "check"), return the result.
+
+    Never raises for a player failure: a missing key, an unreachable URL or an HTTP error comes
+    back as `ok=False` with the PlayerError's message and status.
+    """
+    identity = {
+        "player": player.name,
+        "provider": player.provider,
+        "model": player.model,
+        "base_url": player.base_url,
+    }
+    try:
+        client = player_client(player)
+        completion = client.complete(
+            PLAYER_CHECK_MESSAGES, max_tokens=CHECK_MAX_TOKENS, temperature=0.0
+        )
+    except PlayerError as exc:
+        result = PlayerCheckResult(**identity, ok=False, error=str(exc), status=exc.status)
+    else:
+        result = PlayerCheckResult(
+            **identity,
+            ok=True,
+            reply=completion.text,
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+            latency_ms=completion.latency_ms,
+            cost=completion_cost(player=player, completion=completion),
+        )
+    ModelCall.objects.create(
+        player=player,
+        role=ModelCall.Role.CHECK,
+        messages=PLAYER_CHECK_MESSAGES,
+        reply=result.reply,
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        latency_ms=result.latency_ms,
+        cost=result.cost,
+        error=result.error,
+    )
+    return result
