@@ -35,6 +35,9 @@ class StreamClosed(SandboxError):
 class Transport:
     """Byte streams to and from one guest: requests in, replies and log out."""
 
+    # How long log output may trail a reply (separately copied streams can reorder).
+    log_settle_seconds = 0.0
+
     def send(self, data: bytes) -> None:
         raise NotImplementedError
 
@@ -79,6 +82,8 @@ class PipeTransport(Transport):
 
 class MultiplexedSocketTransport(Transport):
     """A Docker attach socket: stdin in, stdout and stderr out in 8-byte-header frames."""
+
+    log_settle_seconds = 0.05
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
@@ -189,6 +194,14 @@ class Channel:
                         f"the environment printed more than {self.max_log_bytes} bytes"
                     )
                 self.log_parts.append(chunk)
+
+    def settle_log(self) -> None:
+        """Read log output that may still trail the last reply, until it goes quiet."""
+        quiet_for = self.transport.log_settle_seconds
+        size = -1
+        while size != self.log_size:
+            size = self.log_size
+            self.pump(quiet_for)
 
     def drain_log(self, timeout: float) -> None:
         """Collect log output until the streams close or `timeout` passes (used at close)."""

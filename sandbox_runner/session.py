@@ -53,9 +53,10 @@ class Sandbox:
         """What the environment printed so far (stdout and stderr, at most max_log_bytes)."""
         if not self.closed:
             try:
-                self.channel.pump(0)
+                self.channel.settle_log()
             except SandboxError as error:
-                self.fail(error)
+                self.failure = error
+                self.kill()
         return self.channel.log_text
 
     def load(self, code: str) -> None:

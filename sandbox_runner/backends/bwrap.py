@@ -39,7 +39,7 @@ class BwrapBackend(Backend):
         args += [
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.tmpfs_bytes), "--perms", "1777", "--tmpfs", "/tmp",
-            "--remount-ro", "/", "--chdir", "/tmp", "--",
+            "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--",
         ]
         return [*drop_to_nobody_prefix(NOBODY, NOBODY), *args, *command]
 

@@ -56,14 +56,21 @@ def reap_stale_containers(client) -> int:
     """Remove sandbox containers whose owning process (on this host) no longer exists."""
     removed = 0
     host = socket.gethostname()
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        owner_host, _, owner_pid = container.labels.get(OWNER_LABEL, "").rpartition(":")
+    try:
+        containers = client.api.containers(all=True, filters={"label": LABEL})
+    except Exception as error:  # the probe reports an unreachable engine; reap next time
+        logger.info("could not list sandbox containers: %s", error)
+        return 0
+    for container in containers:
+        labels = container.get("Labels") or {}
+        owner_host, _, owner_pid = labels.get(OWNER_LABEL, "").rpartition(":")
         if owner_host == host and owner_pid.isdigit() and not pid_alive(int(owner_pid)):
             try:
-                container.remove(force=True)
+                client.api.remove_container(container["Id"], force=True)
                 removed += 1
             except Exception as error:  # already gone, or the engine is busy: try next time
-                logger.info("could not reap sandbox container %s: %s", container.id[:12], error)
+                logger.info("could not reap sandbox container %s: %s", container["Id"][:12],
+                            error)
     return removed
 
 
@@ -98,7 +105,7 @@ class DockerSandboxProcess(SandboxProcess):
             labels={LABEL: "1", OWNER_LABEL: OWNER},
             hostname="sandbox",
             working_dir="/tmp",
-            ipc_mode="private",
+            ipc_mode="none",  # own IPC namespace and no writable /dev/shm
             ulimits=[Ulimit(name="core", soft=0, hard=0), Ulimit(name="nofile", soft=256,
                                                                  hard=256)],
         )

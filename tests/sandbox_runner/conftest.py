@@ -1,0 +1,112 @@
+"""Fixtures for sandbox tests: one parameter per backend, and a healthy neighbour sandbox."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from sandbox_runner import SandboxLimits, open_sandbox
+from sandbox_runner.backends import ISOLATED_BACKENDS, unavailable_reason
+from tests.helpers.parts import need
+
+MIB = 1024 * 1024
+# Small limits so every hostile case trips fast on a shared 2-core CI machine.
+TEST_LIMITS = SandboxLimits(
+    memory_bytes=64 * MIB,
+    max_processes=32,
+    call_timeout=1.0,
+    episode_timeout=30.0,
+    max_observation_bytes=64 * 1024,
+    max_log_bytes=256 * 1024,
+    tmpfs_bytes=4 * MIB,
+)
+NEIGHBOUR_LIMITS = SandboxLimits(memory_bytes=64 * MIB, call_timeout=20.0, episode_timeout=120.0)
+
+ECHO_ENV = '''
+class Environment:
+    max_steps = 200
+
+    def reset(self, seed):
+        return "echo ready %d" % seed
+
+    def step(self, action):
+        return {"observation": action.replace("ping", "pong"), "done": False, "success": False}
+
+    def reference_solution(self, seed):
+        return ["ping"]
+'''
+
+
+def backend_available(name: str) -> bool:
+    reason = unavailable_reason(name)
+    need(reason is None, f"sandbox backend {name} is unavailable: {reason}")
+    return True
+
+
+@pytest.fixture(params=ISOLATED_BACKENDS)
+def backend(request) -> str:
+    backend_available(request.param)
+    return request.param
+
+
+@pytest.fixture
+def any_backend() -> str:
+    """The first isolated backend that works (for tests of behaviour shared by all)."""
+    for name in ("bwrap", "unshare", "docker"):
+        if unavailable_reason(name) is None:
+            return name
+    need(False, "no sandbox backend works here (install bubblewrap or docker.io)")
+    return ""
+
+
+class Neighbour:
+    """A well-behaved sandbox stepping in a thread while a hostile one runs next to it."""
+
+    def __init__(self, backend: str) -> None:
+        self.backend = backend
+        self.sandbox = open_sandbox(ECHO_ENV, limits=NEIGHBOUR_LIMITS, backend=backend)
+        assert self.sandbox.reset(seed=1) == "echo ready 1"
+        self.errors: list[str] = []
+        self.steps = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                result = self.sandbox.step(f"ping {self.steps}")
+            except Exception as error:
+                self.errors.append(f"{type(error).__name__}: {error}")
+                return
+            if result.observation != f"pong {self.steps}":
+                self.errors.append(f"wrong answer {result.observation!r}")
+                return
+            self.steps += 1
+            time.sleep(0.01)
+
+    def stop_and_check(self) -> None:
+        deadline = time.monotonic() + 10
+        while self.steps == 0 and not self.errors and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.stopping.set()
+        self.thread.join(timeout=30)
+        try:
+            assert not self.errors, f"the neighbour sandbox was disturbed: {self.errors}"
+            assert self.steps > 0
+            assert self.sandbox.step("ping last").observation == "pong last"
+        finally:
+            self.sandbox.close()
+
+
+@pytest.fixture
+def neighbour(backend):
+    """A healthy sandbox that must stay healthy; afterwards a brand-new sandbox must work too."""
+    healthy = Neighbour(backend)
+    yield healthy
+    healthy.stop_and_check()
+    with open_sandbox(ECHO_ENV, limits=TEST_LIMITS, backend=backend) as next_sandbox:
+        assert next_sandbox.reset(seed=2) == "echo ready 2"
+        assert next_sandbox.step("ping").observation == "pong"
