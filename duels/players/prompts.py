@@ -242,7 +242,7 @@ def parse_solver_action(reply: str) -> ParsedAction:
     """Return the reply's last `ACTION:` line, else the reply cut to 1,000 chars and an error."""
     matches = _ACTION.findall(reply)
     if matches:
-        action = matches[-1].strip().strip("`*").strip()
+        action = matches[-1].strip(" \t`*")
         return ParsedAction(action=action[:MAX_ACTION_CHARS])
     return ParsedAction(
         action=reply[:MAX_ACTION_CHARS],
