@@ -7,7 +7,7 @@ from typing import Any
 import anthropic
 
 from duels.players.base import Message
-from duels.players.sdk import SDKPlayer, api_key_from_env
+from duels.players.sdk import Reading, SDKPlayer, api_key_from_env
 
 LEGACY_SAMPLING = ("temperature", "top_p", "top_k")
 
@@ -66,17 +66,12 @@ class AnthropicPlayer(SDKPlayer):
             options["extra_body"] = extra
         return self.client.messages.create(model=self.model, messages=turns, **options)
 
-    def read(self, response: Any) -> tuple[str, int, int, dict[str, Any]]:
-        text = "".join(
-            block.text for block in response.content or [] if getattr(block, "type", "") == "text"
-        )
+    def read(self, response: Any) -> Reading:
+        blocks = response.content or []
         usage = response.usage
-        input_tokens = int(getattr(usage, "input_tokens", 0) or 0)
-        output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
-        summary = {
-            "id": str(response.id or ""),
-            "model": str(response.model or ""),
-            "stop_reason": str(response.stop_reason or ""),
-            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
-        }
-        return text, input_tokens, output_tokens, summary
+        return Reading(
+            text="".join(block.text for block in blocks if getattr(block, "type", "") == "text"),
+            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            stop_reason=str(response.stop_reason or ""),
+        )

@@ -10,7 +10,7 @@ from typing import Any
 import openai
 
 from duels.players.base import Message, PlayerError
-from duels.players.sdk import SDKPlayer, api_key_from_env
+from duels.players.sdk import Reading, SDKPlayer, api_key_from_env
 
 SYSTEM_ROLES = ("system", "developer", "user")
 # Sent to a compatible server that needs no key, so the SDK never falls back to OPENAI_API_KEY and
@@ -86,16 +86,12 @@ class OpenAIPlayer(SDKPlayer):
         chat = openai_messages(messages, system_role=self.system_role)
         return self.client.chat.completions.create(model=self.model, messages=chat, **options)
 
-    def read(self, response: Any) -> tuple[str, int, int, dict[str, Any]]:
+    def read(self, response: Any) -> Reading:
         choice = response.choices[0] if response.choices else None
-        text = (choice.message.content or "") if choice and choice.message else ""
-        usage = response.usage
-        input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-        summary = {
-            "id": str(response.id or ""),
-            "model": str(response.model or ""),
-            "finish_reason": str(choice.finish_reason or "") if choice else "",
-            "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens},
-        }
-        return text, input_tokens, output_tokens, summary
+        usage = response.usage  # some compatible servers leave it out
+        return Reading(
+            text=(choice.message.content or "") if choice and choice.message else "",
+            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            stop_reason=str(choice.finish_reason or "") if choice else "",
+        )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -72,6 +73,16 @@ def failure_from_sdk_error(
     )
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What an adapter reads from one SDK response."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    stop_reason: str
+
+
 class SDKPlayer(ChatPlayer):
     """A ChatPlayer backed by an official SDK; subclasses send one request and read one reply."""
 
@@ -102,8 +113,8 @@ class SDKPlayer(ChatPlayer):
     def send(self, messages: list[Message], *, max_tokens: int, temperature: float) -> Any:
         raise NotImplementedError
 
-    def read(self, response: Any) -> tuple[str, int, int, dict[str, Any]]:
-        """Return (text, input tokens, output tokens, JSON-safe summary) of one response."""
+    def read(self, response: Any) -> Reading:
+        """Return what EnvDuels keeps of one response."""
         raise NotImplementedError
 
     def complete(
@@ -120,13 +131,22 @@ class SDKPlayer(ChatPlayer):
             return response, round((time.monotonic() - started) * 1000)
 
         (response, latency_ms), retries = call_with_retries(attempt, policy=self.policy)
-        text, input_tokens, output_tokens, summary = self.read(response)
-        if not text.strip():
+        reading = self.read(response)
+        if not reading.text.strip():
             raise PlayerError(f"{self.who} returned an empty reply")
+        # `raw` is a JSON-safe summary with the same keys for every provider; never headers.
+        raw = {
+            "provider": self.provider,
+            "id": str(getattr(response, "id", "") or ""),
+            "model": str(getattr(response, "model", "") or ""),
+            "stop_reason": reading.stop_reason,
+            "usage": {"input_tokens": reading.input_tokens, "output_tokens": reading.output_tokens},
+            "retries": retries,
+        }
         return Completion(
-            text=text,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
+            text=reading.text,
+            input_tokens=reading.input_tokens,
+            output_tokens=reading.output_tokens,
             latency_ms=latency_ms,
-            raw={"provider": self.provider, **summary, "retries": retries},
+            raw=raw,
         )

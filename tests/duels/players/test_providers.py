@@ -59,6 +59,9 @@ def test_success_returns_text_tokens_latency_and_summary(server, provider):
     raw = completion.raw
     assert raw["model"] == f"{provider}-test-model"
     assert raw["retries"] == 0
+    assert raw["stop_reason"] == ("end_turn" if provider == "anthropic" else "stop")
+    assert raw["usage"] == {"input_tokens": 42, "output_tokens": 7}
+    assert raw["id"] in {"msg_loopback", "chatcmpl-loopback"}
     assert json.loads(json.dumps(raw)) == raw
     assert "headers" not in json.dumps(raw).lower()
     [request] = server.received
