@@ -32,3 +32,13 @@ def stale_work_sweep_task() -> list[str]:
     from duels.services.workers import stale_work_sweep
 
     return stale_work_sweep()
+
+
+# --- Analytics --------------------------------------------------------------------------------
+
+
+@task(queue_name="analytics")
+def analytics_refresh_task() -> int:
+    from duels.services.analytics import analytics_refresh
+
+    return analytics_refresh().duration_ms

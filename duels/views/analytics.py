@@ -1,5 +1,82 @@
-"""Analytics views."""
+"""Analytics page: figures from the cached snapshot, table views and CSV downloads."""
 
 from __future__ import annotations
 
-urlpatterns: list = []
+import csv
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import path
+from django.views.decorators.http import require_GET, require_POST
+
+from duels.services.analytics import (
+    analytics_latest_cached,
+    analytics_refresh_pending,
+    analytics_request_refresh,
+)
+
+TABLE_ROWS = 60
+
+
+@require_GET
+def analytics_page(request: HttpRequest) -> HttpResponse:
+    snapshot = analytics_latest_cached()
+    data = snapshot.data if snapshot else None
+    figures = []
+    if data and data.get("enough"):
+        for slug, figure in data["figures"].items():
+            rows = figure["table"]["rows"]
+            figures.append({
+                "slug": slug,
+                "title": figure["title"],
+                "columns": figure["table"]["columns"],
+                "rows": rows[:TABLE_ROWS],
+                "more_rows": max(0, len(rows) - TABLE_ROWS),
+            })
+    plots = {f["slug"]: data["figures"][f["slug"]]["figure"] for f in figures}
+    return render(request, "duels/analytics/page.html", {
+        "snapshot": snapshot,
+        "data": data,
+        "figures": figures,
+        "plots": plots,
+        "refresh_pending": analytics_refresh_pending() if request.user.is_authenticated else False,
+    })
+
+
+@require_POST
+@login_required
+def analytics_recompute(request: HttpRequest) -> HttpResponse:
+    if analytics_request_refresh(delay_seconds=0):
+        messages.success(request, "Recomputation queued; the figures update when a worker runs it.")
+    else:
+        messages.info(request, "A recomputation is already queued.")
+    return redirect("duels:analytics")
+
+
+@require_GET
+def analytics_csv(request: HttpRequest, figure: str) -> HttpResponse:
+    snapshot = analytics_latest_cached()
+    figures = (snapshot.data.get("figures") or {}) if snapshot else {}
+    if figure not in figures:
+        raise Http404("No such figure in the latest analytics snapshot.")
+    table = figures[figure]["table"]
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{figure}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(table["columns"])
+    for row in table["rows"]:
+        # Cells starting with = + - @ would be formulas in a spreadsheet: quote them as text.
+        writer.writerow(
+            ["'" + cell if isinstance(cell, str) and cell[:1] in "=+-@" else
+             ("" if cell is None else cell) for cell in row]
+        )
+    return response
+
+
+urlpatterns = [
+    path("analytics/", analytics_page, name="analytics"),
+    path("analytics/recompute/", analytics_recompute, name="analytics_recompute"),
+    path("analytics/<slug:figure>.csv", analytics_csv, name="analytics_csv"),
+]

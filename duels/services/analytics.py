@@ -1,0 +1,97 @@
+"""Analytics snapshots: compute every figure in the background and cache the result.
+
+Pages read only the latest snapshot; they never compute a bootstrap on a request. The engine
+calls `analytics_request_refresh()` after each duel finishes; requests within the debounce
+window share one queued task.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+
+from django.db import DatabaseError
+from django.utils import timezone
+
+from duels.analytics.compute import analytics_compute
+from duels.models import AnalyticsSnapshot
+from duels.selectors.analytics import analytics_input
+
+logger = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS = 10
+KEEP_SNAPSHOTS = 5
+
+
+def analytics_refresh() -> AnalyticsSnapshot:
+    """Compute all figures from stored episodes and store them as the newest snapshot."""
+    started = time.perf_counter()
+    computed_at = timezone.now()
+    data = analytics_compute(analytics_input(), computed_at=computed_at)
+    duration_ms = round((time.perf_counter() - started) * 1000)
+    snapshot = AnalyticsSnapshot.objects.create(data=data, duration_ms=duration_ms)
+    # computed_at is auto_now_add; keep it equal to the time the figures were read.
+    AnalyticsSnapshot.objects.filter(pk=snapshot.pk).update(computed_at=computed_at)
+    snapshot.computed_at = computed_at
+    stale = AnalyticsSnapshot.objects.order_by("-computed_at", "-pk").values_list(
+        "pk", flat=True)[KEEP_SNAPSHOTS:]
+    AnalyticsSnapshot.objects.filter(pk__in=list(stale)).delete()
+    return snapshot
+
+
+def analytics_latest() -> AnalyticsSnapshot | None:
+    """The newest snapshot, or None before the first computation."""
+    return AnalyticsSnapshot.objects.order_by("-computed_at", "-pk").first()
+
+
+# The parsed data of the newest snapshot, per process: the page re-reads only the row's id and
+# time, and parses the (large) JSON again only when a newer snapshot exists.
+_parsed: dict[int, AnalyticsSnapshot] = {}
+
+
+def analytics_latest_cached() -> AnalyticsSnapshot | None:
+    """Like `analytics_latest`, but reuses this process's parsed copy of an unchanged snapshot."""
+    head = (
+        AnalyticsSnapshot.objects.order_by("-computed_at", "-pk")
+        .only("pk", "computed_at", "duration_ms").first()
+    )
+    if head is None:
+        return None
+    cached = _parsed.get(head.pk)
+    if cached is None:
+        cached = AnalyticsSnapshot.objects.get(pk=head.pk)
+        _parsed.clear()
+        _parsed[head.pk] = cached
+    return cached
+
+
+def analytics_refresh_pending() -> bool:
+    """True when a refresh task is queued and not yet started."""
+    from django_tasks import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
+
+    from duels.tasks import analytics_refresh_task
+
+    return DBTaskResult.objects.filter(
+        task_path=analytics_refresh_task.module_path, status=TaskResultStatus.READY
+    ).exists()
+
+
+def analytics_request_refresh(*, delay_seconds: float = DEBOUNCE_SECONDS) -> bool:
+    """Queue a background refresh unless one is already waiting; True when one was queued.
+
+    Never raises a database error to the caller (a finishing duel must not fail because the
+    figures could not be queued); the next finished duel asks again.
+    """
+    from duels.tasks import analytics_refresh_task
+
+    try:
+        if analytics_refresh_pending():
+            return False
+        run_after = timezone.now() + timedelta(seconds=delay_seconds)
+        analytics_refresh_task.using(run_after=run_after).enqueue()
+    except DatabaseError:
+        logger.exception("could not queue an analytics refresh")
+        return False
+    return True
