@@ -99,9 +99,7 @@ def print_table(outcomes) -> None:
     print("\nfamily      " + " ".join(f"{s:>13}" for s in skills) + "   (unhinted / hinted)")
     for family in FAMILIES:
         cells = [
-            f"{rate(outcomes, family, s, False):>9.2f} /{rate(outcomes, family, s, True):>5.2f}".rjust(
-                19
-            )
+            f"{rate(outcomes, family, s, False):.2f} / {rate(outcomes, family, s, True):.2f}"
             for s in skills
         ]
         print(f"{family:<11} " + " ".join(f"{cell:>13}" for cell in cells))
