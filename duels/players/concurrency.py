@@ -71,7 +71,13 @@ def concurrency_slot(*, key: str, limit: int, wait_s: float = DEFAULT_WAIT_S) ->
     fd: int | None = None
     try:
         directory = slot_directory()
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise PlayerError(
+                f"cannot create the concurrency slot directory {directory}: {exc.strerror}; "
+                "set ENVDUELS_VAR_DIR to a writable directory"
+            ) from exc
         while (fd := _try_slot(directory, key, limit)) is None:
             if time.monotonic() >= deadline:
                 raise PlayerError(
