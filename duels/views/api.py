@@ -1,5 +1,397 @@
-"""Api views."""
+"""Read API, JSON, versioned under /api/v1/ (namespace duels:api).
+
+Session or `Authorization: Bearer <token>` (manage.py api_token); anonymous requests get a 401
+JSON answer. Lists are paginated (`?page=`, `?page_size=` up to 200) and filterable; objects are
+addressed by uuid. Players show the *name* of their API-key variable, never a key. Each page
+costs a constant number of queries, whatever the data size.
+"""
 
 from __future__ import annotations
 
-urlpatterns: list = []
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+from uuid import UUID
+
+from django.core.paginator import EmptyPage, Paginator
+from django.db.models import Prefetch, Q, QuerySet
+from django.http import HttpRequest, JsonResponse
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET
+
+from duels.models import (
+    AnalyticsSnapshot,
+    Annotation,
+    Condition,
+    Duel,
+    Environment,
+    Episode,
+    Hint,
+    Player,
+    Status,
+)
+from duels.selectors.exchange import (
+    DuelExportFilters,
+    EnvironmentExportFilters,
+    exchange_duels_filtered,
+    exchange_environments_filtered,
+)
+from duels.services.api_tokens import api_token_authenticate
+from duels.services.exchange import iso_time
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+
+
+class ApiError(Exception):
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def api_view(view: Callable[..., dict[str, Any]]) -> Callable[..., JsonResponse]:
+    """GET only; session or bearer-token auth; turns ApiError into a JSON error answer."""
+
+    @require_GET
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+        if not request.user.is_authenticated:
+            scheme, _, raw = request.headers.get("Authorization", "").partition(" ")
+            user = api_token_authenticate(raw=raw.strip()) if scheme.lower() == "bearer" else None
+            if user is None:
+                response = JsonResponse(
+                    {"error": "authentication required: sign in, or send "
+                              "'Authorization: Bearer <token>' (manage.py api_token create)"},
+                    status=401,
+                )
+                response["WWW-Authenticate"] = 'Bearer realm="envduels"'
+                return response
+            request.user = user
+        try:
+            return JsonResponse(view(request, *args, **kwargs), json_dumps_params={"indent": None})
+        except ApiError as exc:
+            return JsonResponse({"error": str(exc)}, status=exc.status)
+
+    return wrapped
+
+
+def _int_param(request: HttpRequest, name: str, default: int) -> int:
+    raw = request.GET.get(name, "")
+    if raw == "":
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ApiError(f"{name} must be a positive whole number")
+    return int(raw)
+
+
+def _uuid_param(request: HttpRequest, name: str) -> UUID | None:
+    raw = request.GET.get(name, "")
+    if not raw:
+        return None
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise ApiError(f"{name} must be a uuid") from None
+
+
+def _paginated(
+    request: HttpRequest, queryset: QuerySet, serialize: Callable[[Any], dict[str, Any]],
+    *, prefix: str = "",
+) -> dict[str, Any]:
+    size = min(_int_param(request, f"{prefix}page_size", DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE)
+    number = _int_param(request, f"{prefix}page", 1)
+    paginator = Paginator(queryset, size)
+    try:
+        page = paginator.page(number)
+    except EmptyPage:
+        raise ApiError(f"page {number} is past the last page ({paginator.num_pages})",
+                       status=404) from None
+
+    def link(to: int) -> str:
+        params = request.GET.copy()
+        params[f"{prefix}page"] = str(to)
+        return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")
+
+    return {
+        "count": paginator.count,
+        "page": number,
+        "page_size": size,
+        "num_pages": paginator.num_pages,
+        "next": link(number + 1) if page.has_next() else None,
+        "previous": link(number - 1) if page.has_previous() else None,
+        "results": [serialize(item) for item in page.object_list],
+    }
+
+
+def _get(queryset: QuerySet, uuid: UUID, what: str) -> Any:
+    item = queryset.filter(uuid=uuid).first()
+    if item is None:
+        raise ApiError(f"no {what} with uuid {uuid}", status=404)
+    return item
+
+
+def _ref(obj: Any) -> str | None:
+    return None if obj is None else str(obj.uuid)
+
+
+def _named(player: Player | None) -> dict[str, str] | None:
+    return None if player is None else {"uuid": str(player.uuid), "name": player.name}
+
+
+# --- serializers ------------------------------------------------------------------------------
+
+
+def player_json(player: Player) -> dict[str, Any]:
+    return {
+        "uuid": str(player.uuid), "name": player.name, "provider": player.provider,
+        "model": player.model, "base_url": player.base_url, "api_key_env": player.api_key_env,
+        "params": player.params, "price_in": player.price_in, "price_out": player.price_out,
+        "builtin": player.builtin, "description": player.description,
+        "created_at": iso_time(player.created_at),
+    }
+
+
+def environment_json(environment: Environment, *, detail: bool = False) -> dict[str, Any]:
+    data = {
+        "uuid": str(environment.uuid), "title": environment.title,
+        "author": _named(environment.author), "family": environment.family,
+        "status": environment.status, "content_hash": environment.content_hash,
+        "max_steps": environment.max_steps, "created_at": iso_time(environment.created_at),
+        "hints": [
+            {"uuid": str(hint.uuid), "author": _named(hint.author), "text": hint.text}
+            for hint in environment.hints.all()
+        ],
+    }
+    if detail:
+        data["source"] = environment.source
+        data["validation"] = environment.validation
+    return data
+
+
+def duel_json(duel: Duel) -> dict[str, Any]:
+    def side(name: str) -> dict[str, Any]:
+        return {
+            "p_unhinted": getattr(duel, f"p_unhinted_{name}"),
+            "p_hinted": getattr(duel, f"p_hinted_{name}"),
+            "hint_gain": getattr(duel, f"hint_gain_{name}"),
+            "setter_score": getattr(duel, f"setter_score_{name}"),
+            "flips": getattr(duel, f"flips_{name}"),
+            "forfeit_reason": getattr(duel, f"forfeit_{name}") or None,
+        }
+
+    return {
+        "uuid": str(duel.uuid), "tournament": _ref(duel.tournament),
+        "a": _named(duel.a), "b": _named(duel.b),
+        "env_a": _ref(duel.env_a), "env_b": _ref(duel.env_b),
+        "hint_a": _ref(duel.hint_a), "hint_b": _ref(duel.hint_b),
+        "attempts": duel.attempts, "observe": duel.observe, "status": duel.status,
+        "outcome": duel.outcome, "sides": {"a": side("a"), "b": side("b")}, "cost": duel.cost,
+        "prompt_version": duel.prompt_version, "error": duel.error,
+        "created_at": iso_time(duel.created_at), "started_at": iso_time(duel.started_at),
+        "finished_at": iso_time(duel.finished_at),
+    }
+
+
+def episode_json(episode: Episode) -> dict[str, Any]:
+    return {
+        "uuid": str(episode.uuid), "duel": _ref(episode.duel),
+        "environment": _ref(episode.environment), "hint": _ref(episode.hint),
+        "condition": episode.condition, "solver": _named(episode.solver), "seed": episode.seed,
+        "status": episode.status, "end_reason": episode.end_reason or None,
+        "success": episode.success, "steps": episode.steps,
+        "input_tokens": episode.input_tokens, "output_tokens": episode.output_tokens,
+        "cost": episode.cost, "sandbox_backend": episode.sandbox_backend,
+        "prompt_version": episode.prompt_version, "error": episode.error,
+        "started_at": iso_time(episode.started_at), "finished_at": iso_time(episode.finished_at),
+    }
+
+
+def step_json(step: Any) -> dict[str, Any]:
+    return {
+        "index": step.index, "observation": step.observation, "reply": step.reply,
+        "action": step.action, "reward": step.reward, "done": step.done,
+        "success": step.success, "latency_ms": step.latency_ms,
+        "input_tokens": step.input_tokens, "output_tokens": step.output_tokens,
+        "format_error": step.format_error,
+    }
+
+
+def annotation_json(note: Annotation) -> dict[str, Any]:
+    return {
+        "uuid": str(note.uuid), "target_kind": note.target_kind,
+        "target": _ref(note.environment or note.episode), "index": note.step_index,
+        "author": note.author.get_username(), "tags": note.tags, "rating": note.rating,
+        "text": note.text, "line_start": note.line_start, "line_end": note.line_end,
+        "created_at": iso_time(note.created_at), "updated_at": iso_time(note.updated_at),
+    }
+
+
+# --- views ------------------------------------------------------------------------------------
+
+
+@api_view
+def index(request: HttpRequest) -> dict[str, Any]:
+    names = ["players", "environments", "duels", "episodes", "annotations", "analytics"]
+    return {
+        "version": "v1",
+        "endpoints": {
+            name: request.build_absolute_uri(reverse(f"duels:api:{name}")) for name in names
+        },
+    }
+
+
+@api_view
+def players(request: HttpRequest) -> dict[str, Any]:
+    return _paginated(request, Player.objects.order_by("name", "pk"), player_json)
+
+
+@api_view
+def player_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
+    return player_json(_get(Player.objects.all(), uuid, "player"))
+
+
+def _environments() -> QuerySet[Environment]:
+    return Environment.objects.select_related("author").prefetch_related(
+        Prefetch("hints", queryset=Hint.objects.select_related("author").order_by("pk"))
+    )
+
+
+@api_view
+def environments(request: HttpRequest) -> dict[str, Any]:
+    filters = EnvironmentExportFilters(
+        author=request.GET.get("author", ""), status=request.GET.get("status", ""),
+        family=request.GET.get("family", ""), tag=request.GET.get("tag", ""),
+    )
+    chosen = exchange_environments_filtered(filters=filters).values("pk")
+    queryset = _environments().filter(pk__in=chosen).order_by("-created_at", "-pk")
+    return _paginated(request, queryset, environment_json)
+
+
+@api_view
+def environment_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
+    return environment_json(_get(_environments(), uuid, "environment"), detail=True)
+
+
+_DUEL_RELATED = ("a", "b", "tournament", "env_a", "env_b", "hint_a", "hint_b")
+
+
+@api_view
+def duels(request: HttpRequest) -> dict[str, Any]:
+    filters = DuelExportFilters(
+        player=request.GET.get("player", ""), tournament=request.GET.get("tournament", ""),
+        status=request.GET.get("status", ""), outcome=request.GET.get("outcome", ""),
+        tag=request.GET.get("tag", ""),
+    )
+    queryset = exchange_duels_filtered(filters=filters).select_related(*_DUEL_RELATED)
+    return _paginated(request, queryset.order_by("-created_at", "-pk"), duel_json)
+
+
+@api_view
+def duel_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
+    duel = _get(Duel.objects.select_related(*_DUEL_RELATED), uuid, "duel")
+    data = duel_json(duel)
+    episodes = duel.episodes.select_related("duel", "environment", "hint", "solver")
+    data["episodes"] = [episode_json(episode) for episode in episodes.order_by("pk")]
+    return data
+
+
+_EPISODE_RELATED = ("duel", "environment", "hint", "solver")
+_YES_NO = {"yes": True, "true": True, "1": True, "no": False, "false": False, "0": False}
+
+
+@api_view
+def episodes(request: HttpRequest) -> dict[str, Any]:
+    queryset = Episode.objects.select_related(*_EPISODE_RELATED)
+    duel_uuid = _uuid_param(request, "duel")
+    if duel_uuid:
+        queryset = queryset.filter(duel__uuid=duel_uuid)
+    environment_uuid = _uuid_param(request, "environment")
+    if environment_uuid:
+        queryset = queryset.filter(environment__uuid=environment_uuid)
+    solver = request.GET.get("solver", "")
+    if solver:
+        try:
+            queryset = queryset.filter(solver__uuid=UUID(solver))
+        except ValueError:
+            queryset = queryset.filter(solver__name=solver)
+    condition = request.GET.get("condition", "")
+    if condition:
+        if condition not in Condition.values:
+            raise ApiError("condition is hinted or unhinted")
+        queryset = queryset.filter(condition=condition)
+    success = request.GET.get("success", "").lower()
+    if success:
+        if success not in _YES_NO:
+            raise ApiError("success is yes or no")
+        queryset = queryset.filter(success=_YES_NO[success])
+    status = request.GET.get("status", "")
+    if status:
+        if status not in Status.values:
+            raise ApiError(f"status is one of {', '.join(Status.values)}")
+        queryset = queryset.filter(status=status)
+    return _paginated(request, queryset.order_by("-created_at", "-pk"), episode_json)
+
+
+@api_view
+def episode_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
+    """The episode and one page of its steps (`?page=`, `?page_size=` page the steps)."""
+    episode = _get(Episode.objects.select_related(*_EPISODE_RELATED), uuid, "episode")
+    data = episode_json(episode)
+    data["trajectory"] = _paginated(request, episode.trajectory.order_by("index"), step_json)
+    return data
+
+
+@api_view
+def annotations(request: HttpRequest) -> dict[str, Any]:
+    queryset = Annotation.objects.select_related("author", "environment", "episode")
+    environment_uuid = _uuid_param(request, "environment")
+    if environment_uuid:
+        queryset = queryset.filter(environment__uuid=environment_uuid)
+    episode_uuid = _uuid_param(request, "episode")
+    if episode_uuid:
+        queryset = queryset.filter(episode__uuid=episode_uuid)
+    if request.GET.get("target_kind"):
+        queryset = queryset.filter(target_kind=request.GET["target_kind"])
+    if request.GET.get("author"):
+        queryset = queryset.filter(author__username=request.GET["author"])
+    tag = request.GET.get("tag", "").strip().lower()
+    if tag:
+        queryset = queryset.filter(Q(tags__icontains=f'"{tag}"'))
+    return _paginated(request, queryset.order_by("-created_at", "-pk"), annotation_json)
+
+
+@api_view
+def annotation_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
+    queryset = Annotation.objects.select_related("author", "environment", "episode")
+    return annotation_json(_get(queryset, uuid, "annotation"))
+
+
+@api_view
+def analytics(request: HttpRequest) -> dict[str, Any]:
+    """The latest analytics snapshot's figures (DESIGN.md "Machine-readable results")."""
+    snapshot = AnalyticsSnapshot.objects.order_by("-computed_at", "-pk").first()
+    if snapshot is None:
+        return {
+            "computed_at": None,
+            "message": "no analytics computed yet: they appear after the first finished duel "
+                       "(or run manage.py analytics)",
+        }
+    data = dict(snapshot.data)
+    data.setdefault("computed_at", iso_time(snapshot.computed_at))
+    return data
+
+
+urlpatterns = [
+    path("", index, name="index"),
+    path("players/", players, name="players"),
+    path("players/<uuid:uuid>/", player_detail, name="player"),
+    path("environments/", environments, name="environments"),
+    path("environments/<uuid:uuid>/", environment_detail, name="environment"),
+    path("duels/", duels, name="duels"),
+    path("duels/<uuid:uuid>/", duel_detail, name="duel"),
+    path("episodes/", episodes, name="episodes"),
+    path("episodes/<uuid:uuid>/", episode_detail, name="episode"),
+    path("annotations/", annotations, name="annotations"),
+    path("annotations/<uuid:uuid>/", annotation_detail, name="annotation"),
+    path("analytics/", analytics, name="analytics"),
+]

@@ -1,0 +1,132 @@
+"""Export downloads (what a list's filter shows, streamed) and the staff import page."""
+
+from __future__ import annotations
+
+import io
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.urls import path
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+
+from duels.annotation_forms import ImportForm, TransferImportForm
+from duels.forms import DuelFilterForm, EnvironmentFilterForm
+from duels.models import Condition
+from duels.selectors.annotations import duel_filter_by_annotation, environment_filter_by_annotation
+from duels.selectors.duels import duel_list
+from duels.selectors.environments import environment_list
+from duels.selectors.exchange import exchange_for_duels, exchange_for_environments
+from duels.services.exchange import exchange_dump_line, exchange_lines
+from duels.services.exchange_import import ExchangeImportError, exchange_import
+from duels.services.exchange_streams import ExportRequest, export_lines
+from duels.services.exchange_transfer import TransferImportError, transfer_import_csv
+from duels.services.training import training_environment_records
+
+
+def _download(lines, name: str) -> StreamingHttpResponse:
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="envduels-{name}-{stamp}.jsonl"'
+    return response
+
+
+def _mine(request: HttpRequest):
+    return request.user if request.GET.get("mine") in {"1", "on", "yes", "true"} else None
+
+
+def filtered_environments(request: HttpRequest):
+    """The environments the list shows for these query parameters (plus tag/"mine" notes)."""
+    form = EnvironmentFilterForm(request.GET or None)
+    environments = environment_list(filters=form.filters() if form.is_bound else None)
+    return environment_filter_by_annotation(environments, annotated_by=_mine(request))
+
+
+def filtered_duels(request: HttpRequest):
+    """The duels the list shows for these query parameters (plus tag/"mine" notes)."""
+    form = DuelFilterForm(request.GET or None)
+    duels = duel_list(filters=form.filters() if form.is_bound else None)
+    return duel_filter_by_annotation(
+        duels, tag=(request.GET.get("tag") or "").strip() or None, annotated_by=_mine(request)
+    )
+
+
+@require_GET
+@login_required
+def export_duels(request: HttpRequest) -> StreamingHttpResponse:
+    """envduels.v1 of the duels the list shows, with everything they refer to."""
+    duels = filtered_duels(request).order_by()
+    return _download(exchange_lines(exchange_for_duels(duels=duels)), "duels")
+
+
+@require_GET
+@login_required
+def export_environments(request: HttpRequest) -> StreamingHttpResponse:
+    """envduels.v1 of the environments the list shows: designs, hints, notes (no episodes)."""
+    environments = filtered_environments(request).order_by()
+    return _download(
+        exchange_lines(exchange_for_environments(environments=environments)), "environments"
+    )
+
+
+@require_GET
+@login_required
+def export_training_environments(request: HttpRequest) -> StreamingHttpResponse:
+    """Training data (a): one object per listed environment with hints and pass rates."""
+    records = training_environment_records(environments=filtered_environments(request).order_by())
+    return _download((exchange_dump_line(r) + "\n" for r in records), "training-environments")
+
+
+@require_GET
+@login_required
+def export_training_chat(request: HttpRequest) -> StreamingHttpResponse:
+    """Training data (b): solver episodes as chats; ?success=yes|no&condition=hinted|unhinted."""
+    success = {"yes": True, "no": False}.get(request.GET.get("success", ""))
+    condition = request.GET.get("condition", "")
+    export = ExportRequest(
+        format="chat", success=success,
+        condition=condition if condition in Condition.values else None,
+    )
+    return _download(export_lines(request=export), "chat")
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def import_page(request: HttpRequest) -> HttpResponse:
+    """Upload an envduels.v1 file or a transfer CSV; the same services as the commands."""
+    form, transfer_form = ImportForm(), TransferImportForm()
+    result, error, status = "", "", 200
+    if request.method == "POST" and "file" in request.FILES:
+        form = ImportForm(request.POST, request.FILES)
+        if form.is_valid():
+            try:
+                result = exchange_import(stream=form.cleaned_data["file"].file).summary()
+            except ExchangeImportError as exc:
+                error, status = f"{exc} — nothing was imported.", 400
+    elif request.method == "POST":
+        transfer_form = TransferImportForm(request.POST, request.FILES)
+        if transfer_form.is_valid():
+            upload = transfer_form.cleaned_data["csv_file"].file
+            upload.seek(0)
+            try:
+                text = io.TextIOWrapper(upload, encoding="utf-8-sig", newline="")
+                report = transfer_import_csv(stream=text)
+                result = (
+                    f"imported {report.created} transfer results; {report.skipped} already present"
+                )
+            except (TransferImportError, UnicodeDecodeError) as exc:
+                error, status = f"{exc} — nothing was imported.", 400
+    context = {"form": form, "transfer_form": transfer_form, "result": result, "error": error}
+    return render(request, "duels/exchange/import.html", context, status=status)
+
+
+urlpatterns = [
+    path("export/duels.jsonl", export_duels, name="export_duels"),
+    path("export/environments.jsonl", export_environments, name="export_environments"),
+    path("export/training/environments.jsonl", export_training_environments,
+         name="export_training_environments"),
+    path("export/training/chat.jsonl", export_training_chat, name="export_training_chat"),
+    path("import/", import_page, name="import"),
+]
