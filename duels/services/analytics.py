@@ -47,7 +47,7 @@ def analytics_latest() -> AnalyticsSnapshot | None:
 
 # The parsed data of the newest snapshot, per process: the page re-reads only the row's id and
 # time, and parses the (large) JSON again only when a newer snapshot exists.
-_parsed: dict[int, AnalyticsSnapshot] = {}
+_parsed: dict[tuple, AnalyticsSnapshot] = {}
 
 
 def analytics_latest_cached() -> AnalyticsSnapshot | None:
@@ -58,11 +58,14 @@ def analytics_latest_cached() -> AnalyticsSnapshot | None:
     )
     if head is None:
         return None
-    cached = _parsed.get(head.pk)
+    key = (head.pk, head.computed_at)
+    cached = _parsed.get(key)
     if cached is None:
-        cached = AnalyticsSnapshot.objects.get(pk=head.pk)
+        cached = AnalyticsSnapshot.objects.filter(pk=head.pk).first()
+        if cached is None:  # replaced by a newer snapshot meanwhile
+            return analytics_latest()
         _parsed.clear()
-        _parsed[head.pk] = cached
+        _parsed[key] = cached
     return cached
 
 
