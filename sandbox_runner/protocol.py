@@ -187,6 +187,10 @@ class Channel:
                 if not chunk:
                     raise StreamClosed("the sandbox closed its reply stream")
                 self.replies += chunk
+                if len(self.replies) > self.max_reply_bytes and b"\n" not in chunk:
+                    raise SandboxOutputExceeded(
+                        f"a reply grew past {self.max_reply_bytes} bytes without ending"
+                    )
             else:
                 self.log_size += len(chunk)
                 if self.log_size > self.max_log_bytes:

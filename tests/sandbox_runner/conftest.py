@@ -51,14 +51,19 @@ def backend(request) -> str:
     return request.param
 
 
-@pytest.fixture
-def any_backend() -> str:
-    """The first isolated backend that works (for tests of behaviour shared by all)."""
+def first_working_backend() -> str:
+    """The first isolated backend that works, fastest first (skips or fails when none)."""
     for name in ("bwrap", "unshare", "docker"):
         if unavailable_reason(name) is None:
             return name
     need(False, "no sandbox backend works here (install bubblewrap or docker.io)")
     return ""
+
+
+@pytest.fixture
+def any_backend() -> str:
+    """One working backend, for behaviour that all backends share."""
+    return first_working_backend()
 
 
 class Neighbour:
