@@ -1,0 +1,122 @@
+"""The analytics page in Chromium (Playwright) against a live Daphne server.
+
+Every chart must actually draw (plotly's SVG present) with data, and the empty state must show
+without any console error; the CSP (script-src 'self') is in force, so an inline script or an
+eval inside plotly would show up here as a console error.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from channels.testing import ChannelsLiveServerTestCase
+
+from duels.models import TransferResult
+from duels.services.analytics import analytics_refresh
+from tests import factories
+from tests.helpers.parts import need
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def synthetic_tournament() -> None:
+    """Four players, two round-robin rounds, one in observe mode, plus a transfer result."""
+    players = [factories.player(name=name) for name in ("atlas", "birch", "cedar", "dune")]
+    results = [((False, False), (True, True)), ((False, True), (True, True)),
+               ((True, True), (True, True)), ((False, False), (False, True))]
+    count = 0
+    for round_index in range(2):
+        for i, a in enumerate(players):
+            for b in players[i + 1:]:
+                count += 1
+                unhinted_a, hinted_a = results[(i + count) % 4]
+                unhinted_b, hinted_b = results[(i + 2 * count + 1) % 4]
+                duel = factories.finished_duel(
+                    a=a, b=b, unhinted_a=unhinted_a, hinted_a=hinted_a, unhinted_b=unhinted_b,
+                    hinted_b=hinted_b, observe=bool(round_index), round_index=round_index)
+                TransferResult.objects.create(learner=b, environment=duel.env_a, benchmark="b",
+                                              before=0.2, after=0.2 + 0.1 * count)
+
+
+class AnalyticsBrowserTest(ChannelsLiveServerTestCase):
+    serve_static = True
+
+    @classmethod
+    def setUpClass(cls):
+        need(os.path.exists(CHROMIUM), "Chromium not installed at /usr/bin/chromium")
+        super().setUpClass()
+        from playwright.sync_api import sync_playwright
+
+        cls._async_unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+        cls.playwright = sync_playwright().start()
+        cls.browser = cls.playwright.chromium.launch(executable_path=CHROMIUM,
+                                                     args=CHROMIUM_ARGS)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+        cls.playwright.stop()
+        if cls._async_unsafe is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = cls._async_unsafe
+        super().tearDownClass()
+
+    def setUp(self):
+        self.context = self.browser.new_context(viewport={"width": 1280, "height": 900})
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(15_000)
+        self.errors: list[str] = []
+        self.page.on("console", self.console)
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        self.page.on("response", lambda r: r.status >= 400 and self.errors.append(
+            f"{r.status} {r.url}"))
+
+    def console(self, message) -> None:
+        # Chromium asks for /favicon.ico by itself; that is not the page's doing.
+        if message.type == "error" and not message.location.get("url", "").endswith(
+            "/favicon.ico"
+        ):
+            self.errors.append(f"{message.text} at {message.location.get('url')}")
+
+    def tearDown(self):
+        self.context.close()
+
+    def test_empty_database_shows_not_enough_duels_yet(self):
+        self.page.goto(f"{self.live_server_url}/analytics/")
+        assert self.page.locator("#analytics-empty").inner_text().startswith(
+            "Not enough duels yet")
+        analytics_refresh()
+        self.page.reload()
+        assert "Figures computed at" in self.page.locator("#analytics-status").inner_text()
+        assert self.page.locator("#analytics-empty").is_visible()
+        assert self.errors == []
+
+    def test_every_chart_draws_with_data(self):
+        synthetic_tournament()
+        analytics_refresh()
+        self.page.goto(f"{self.live_server_url}/analytics/")
+        charts = self.page.locator(".js-chart")
+        slugs = [charts.nth(i).get_attribute("data-figure") for i in range(charts.count())]
+        assert set(slugs) == {"ratings", "head-to-head-wins", "head-to-head-duels",
+                              "setter-solver", "hint-gain", "transfer", "observe"}
+        for slug in slugs:
+            drawn = self.page.locator(f'.js-chart[data-figure="{slug}"].js-plotly-plot .main-svg')
+            drawn.first.wait_for(state="attached")
+            # Each chart drew marks for its data, not just empty axes.
+            marks = self.page.locator(
+                f'.js-chart[data-figure="{slug}"] :is(.point, .hm, .heatmaplayer image, '
+                f'.bars path)')
+            assert marks.count() > 0, slug
+        self.page.locator("#figure-ratings summary").click()
+        assert "atlas" in self.page.locator("#figure-ratings table").inner_text()
+        with self.page.expect_download() as download:
+            self.page.locator('#figure-ratings a[download]').click()
+        assert download.value.suggested_filename == "ratings.csv"
+        assert self.errors == []
