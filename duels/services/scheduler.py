@@ -128,26 +128,22 @@ class _Driver:
                  stop: threading.Event | None) -> None:
         self.scope, self.owner, self.limit, self.stop = scope, owner, limit, stop
         self.active: dict[Future, tuple[str, int]] = {}
-        self.episodes_active = 0
-        # Authoring runs beside the episodes (it unlocks them), at most two duels at a time.
-        self.pool = ThreadPoolExecutor(max_workers=limit + 2, thread_name_prefix="envduels-work")
+        self.pool = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="envduels-work")
 
     def fill(self) -> None:
-        authoring = sum(1 for kind, _ in self.active.values() if kind == "duel")
-        while authoring < 2:
+        # Authoring first: it is on the critical path and unlocks a duel's episodes.
+        while len(self.active) < self.limit:
             duel_id = _claim_authoring(self.scope, self.owner)
             if duel_id is None:
                 break
             self._submit("duel", duel_id, duel_author, duel=Duel(pk=duel_id), owner=self.owner,
                          claimed=True)
-            authoring += 1
-        while self.episodes_active < self.limit:
+        while len(self.active) < self.limit:
             episode_id = _claim_episode(self.scope, self.owner, self.limit)
             if episode_id is None:
                 break
             self._submit("episode", episode_id, episode_run, episode=Episode(pk=episode_id),
                          owner=self.owner, stop=self.stop)
-            self.episodes_active += 1
 
     def _submit(self, kind: str, object_id: int, function, **kwargs) -> None:
         self.active[self.pool.submit(_in_thread, function, **kwargs)] = (kind, object_id)
@@ -156,8 +152,6 @@ class _Driver:
         finished, _ = wait(list(self.active), timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
         for future in finished:
             kind, object_id = self.active.pop(future)
-            if kind == "episode":
-                self.episodes_active -= 1
             error = future.exception()
             if isinstance(error, CostCapReached) and kind == "duel":
                 duel_cancel(duel=Duel.objects.get(pk=object_id), reason=str(error))

@@ -29,8 +29,11 @@ class Environment:
 
 
 @pytest.fixture(autouse=True)
-def sandbox_backend():
-    need(bool(available_backends()), "no sandbox backend (docker, bwrap, unshare) works here")
+def sandbox_backend(settings):
+    backends = available_backends()
+    need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
+    # The quickest real sandbox to start keeps these tests short; all run the same guest.
+    settings.ENVDUELS_SANDBOX = "bwrap" if "bwrap" in backends else backends[0]
 
 
 def _indices(episode: Episode) -> list[int]:
