@@ -35,7 +35,7 @@ from duels.models import (
 
 FORMAT = "envduels.v1"
 FORMAT_LINE = {"format": FORMAT}
-CHUNK_SIZE = 2000
+CHUNK_SIZE = 250  # rows per fetch: the export holds about one chunk at a time
 
 
 @dataclass(frozen=True)
