@@ -1,0 +1,133 @@
+"""Crash test with real processes: two db_workers on PostgreSQL, one SIGKILLed mid-episode."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sandbox_runner import available_backends
+from tests.helpers.parts import need
+from tests.helpers.postgres import fresh_postgres_database
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+
+ROOT = Path(__file__).resolve().parents[3]
+MANAGE = str(ROOT / "manage.py")
+PLAYERS = "builtin-architect,builtin-cautious,builtin-watcher"
+ATTEMPTS = 2
+
+
+def _manage(env: dict, *args: str, timeout: float = 120) -> str:
+    done = subprocess.run([sys.executable, MANAGE, *args], env=env, cwd=ROOT, timeout=timeout,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def _worker(env: dict, name: str, log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, MANAGE, "db_worker", "--queue-name", "*", "--no-reload",
+         "--no-startup-delay", "--interval", "0.2", "--worker-id", name],
+        env=env, cwd=ROOT, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+    )
+
+
+def _wait_for(condition, *, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
+    backends = available_backends()
+    need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
+    import psycopg
+
+    with fresh_postgres_database() as url:
+        env = {**os.environ, "DATABASE_URL": url, "ENVDUELS_BUILTIN_LATENCY_MS": "150",
+               "ENVDUELS_LEASE_SECONDS": "3", "ENVDUELS_VAR_DIR": str(tmp_path),
+               # bwrap sandboxes die with their worker; a killed worker leaves nothing behind.
+               "ENVDUELS_SANDBOX": "bwrap" if "bwrap" in backends else backends[0]}
+        env.pop("REDIS_URL", None)
+        _manage(env, "migrate", "--noinput")
+        _manage(env, "seed_builtin")
+        created = json.loads(_manage(env, "tournament", "--players", PLAYERS, "--attempts",
+                                     str(ATTEMPTS), "--concurrency", "4", "--json"))
+        tournament = created["tournament"]
+        log = tmp_path / "workers.log"
+        victim = _worker(env, "victim", log)
+        survivor = _worker(env, "survivor", log)
+        workers = [victim, survivor]
+        try:
+            with psycopg.connect(url, autocommit=True) as db:
+                # Kill the victim while it holds an episode that has stored steps.
+                def victim_mid_episode():
+                    return db.execute(
+                        "SELECT e.id FROM duels_episode e WHERE e.status = 'running' "
+                        "AND e.lease_owner LIKE %s AND e.steps >= 1",
+                        (f"%:{victim.pid}:%",),
+                    ).fetchone()
+
+                held = _wait_for(victim_mid_episode, timeout=90, what="the victim mid-episode")
+                steps_before = db.execute(
+                    "SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
+                    (held[0],)).fetchall()
+                os.kill(victim.pid, signal.SIGKILL)
+                victim.wait()
+                workers.append(_worker(env, "victim-restarted", log))
+
+                def tournament_done():
+                    row = db.execute("SELECT status FROM duels_tournament WHERE uuid = %s",
+                                     (tournament,)).fetchone()
+                    return row[0] if row[0] in {"finished", "failed", "cancelled"} else None
+
+                status = _wait_for(tournament_done, timeout=180, what="the tournament to end")
+                assert status == "finished", log.read_text()[-4000:]
+
+                valid_sides = db.execute(
+                    "SELECT count(*) FROM duels_duel d JOIN duels_tournament t "
+                    "ON d.tournament_id = t.id, LATERAL (VALUES (d.env_a_id, d.forfeit_a), "
+                    "(d.env_b_id, d.forfeit_b)) AS side(env, forfeit) "
+                    "WHERE t.uuid = %s AND side.forfeit = ''", (tournament,)).fetchone()[0]
+                assert valid_sides >= 1
+                statuses = dict(db.execute(
+                    "SELECT status, count(*) FROM duels_episode GROUP BY status").fetchall())
+                assert statuses == {"finished": valid_sides * 2 * ATTEMPTS}, statuses
+                duplicates = db.execute(
+                    "SELECT count(*) FROM (SELECT duel_id, environment_id, condition, seed "
+                    "FROM duels_episode GROUP BY 1, 2, 3, 4 HAVING count(*) > 1) d").fetchone()[0]
+                assert duplicates == 0
+                gaps = db.execute(
+                    "SELECT e.id, e.steps, count(s.id), min(s.index), max(s.index) "
+                    "FROM duels_episode e LEFT JOIN duels_step s ON s.episode_id = e.id "
+                    "GROUP BY e.id, e.steps "
+                    "HAVING count(s.id) <> e.steps + 1 OR min(s.index) <> 0 "
+                    "OR max(s.index) <> e.steps").fetchall()
+                assert gaps == []
+                # The killed episode was resumed, and its stored steps were kept as they were.
+                resumed = db.execute("SELECT resumes FROM duels_episode WHERE id = %s",
+                                     (held[0],)).fetchone()[0]
+                assert resumed >= 1
+                steps_after = db.execute(
+                    "SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
+                    (held[0],)).fetchall()
+                assert steps_after[: len(steps_before)] == steps_before
+                duels_done = db.execute("SELECT duels_done, duels_total FROM duels_tournament "
+                                        "WHERE uuid = %s", (tournament,)).fetchone()
+                assert duels_done[0] == duels_done[1] == 3
+        finally:
+            for worker in workers:
+                if worker.poll() is None:
+                    worker.send_signal(signal.SIGKILL)
+                    worker.wait()
