@@ -1,0 +1,338 @@
+"""Web benchmarks for issue 6 (run by hand; prints measured numbers, not part of make test).
+
+    .venv/bin/python benchmarks/web_bench.py [--redis redis://127.0.0.1:6379/7]
+
+1. Episode page server time, 10,000-step vs 100-step episode, and query counts.
+2. Catch-up: one websocket client joins a finished 10,000-step episode on a Daphne server.
+3. Fan-out in the production shape: Daphne + Redis channel layer, a writer process committing
+   100 steps/s for 10 s and ringing the doorbell, 100 clients in another process:
+   commit→client latency p50/p99, lost and duplicated steps.
+
+Everything runs against a throw-away SQLite database in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+def setup_django(workdir: str, redis_url: str = "") -> None:
+    os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
+    os.environ["ENVDUELS_VAR_DIR"] = workdir
+    os.environ["DJANGO_SETTINGS_MODULE"] = "envduels_site.settings"
+    os.environ["DJANGO_ALLOWED_HOSTS"] = "127.0.0.1,localhost,testserver"
+    if redis_url:
+        os.environ["REDIS_URL"] = redis_url
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+# --- 1. episode page ---------------------------------------------------------------------
+
+
+def bench_episode_page(user, rounds: int = 30) -> None:
+    from django.db import connection
+    from django.test import Client
+
+    from tests import factories
+
+    client = Client()
+    client.force_login(user)
+    results = {}
+    for steps in (100, 10_000):
+        episode = factories.episode(steps=steps)
+        url = f"/episodes/{episode.uuid}/"
+        client.get(url)  # warm templates and connection
+        queries: list[str] = []
+
+        def record(execute, sql, params, many, context, queries=queries):
+            queries.append(sql)
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(record):
+            assert client.get(url).status_code == 200
+        timings = []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            response = client.get(url)
+            timings.append(time.perf_counter() - started)
+        results[steps] = (statistics.median(timings), len(queries), len(response.content))
+    small, large = results[100], results[10_000]
+    print("1. episode page (server time, median of", rounds, "requests)")
+    for steps, (seconds, queries, size) in results.items():
+        print(f"   {steps:>6} steps: {seconds * 1000:7.2f} ms, {queries} queries, {size:,} bytes")
+    print(f"   ratio 10k/100: {large[0] / small[0]:.2f}x (target <= 1.5x); "
+          f"queries identical: {small[1] == large[1]}")
+
+
+# --- helpers: Daphne and a websocket client ----------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_daphne(port: int) -> subprocess.Popen:
+    server = subprocess.Popen(
+        [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "envduels_site.asgi:application"],
+        cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise RuntimeError("Daphne did not start")
+
+
+def session_cookie(user) -> str:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client.cookies["sessionid"].value
+
+
+async def watch(port: int, episode_uuid: str, cookie: str, on_message, *, ready=None) -> None:
+    """Open one websocket to the episode stream; call on_message(message, received_at) until
+    the episode.status message (or until cancelled)."""
+    from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientProtocol
+
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+
+    class Viewer(WebSocketClientProtocol):
+        def onOpen(self):  # noqa: N802 (autobahn API)
+            if ready is not None:
+                ready()
+
+        def onMessage(self, payload, is_binary):  # noqa: N802
+            received_at = time.time()
+            message = json.loads(payload)
+            on_message(message, received_at)
+            if message["type"] == "episode.status" and not done.done():
+                done.set_result(True)
+                self.sendClose()
+
+        def onClose(self, was_clean, code, reason):  # noqa: N802
+            if not done.done():
+                done.set_result(False)
+
+    url = f"ws://127.0.0.1:{port}/ws/episodes/{episode_uuid}/"
+    factory = WebSocketClientFactory(
+        url, headers={"Cookie": f"sessionid={cookie}", "Origin": f"http://127.0.0.1:{port}"}
+    )
+    factory.protocol = Viewer
+    await loop.create_connection(factory, "127.0.0.1", port)
+    await done
+
+
+def step_indices(message: dict) -> list[int]:
+    if message["type"] == "steps":
+        return [item["index"] for item in message["items"]]
+    if message["type"] == "step":
+        return [message["index"]]
+    return []
+
+
+# --- 2. catch-up ---------------------------------------------------------------------------
+
+
+def run_catch_up_client(port: int, episode_uuid: str, cookie: str) -> None:
+    """Client process (autobahn must not share a process with Django's Twisted setup)."""
+    received: list[int] = []
+    started = time.time()
+    asyncio.run(watch(port, episode_uuid, cookie,
+                      lambda message, _: received.extend(step_indices(message))))
+    print(json.dumps({"seconds": time.time() - started, "received": received}))
+
+
+def bench_catch_up(port: int, cookie: str) -> None:
+    from tests import factories
+
+    episode = factories.episode(steps=10_000)
+    output = subprocess.run(
+        [PYTHON, __file__, "--role", "catchup", "--port", str(port), "--episode",
+         str(episode.uuid), "--cookie", cookie],
+        cwd=ROOT, env=os.environ.copy(), capture_output=True, text=True, check=True,
+    ).stdout
+    result = json.loads(output)
+    seconds, received = result["seconds"], result["received"]
+    print("2. catch-up of a finished 10,000-step episode over Daphne (includes connecting)")
+    print(f"   {len(received):,} steps in {seconds:.3f} s = {len(received) / seconds:,.0f} steps/s "
+          f"(target >= 5,000); in order and complete: {received == list(range(10_001))}")
+
+
+# --- 3. fan-out ----------------------------------------------------------------------------
+
+
+def run_clients(port: int, episode_uuid: str, cookie: str, count: int, out: str) -> None:
+    """Client process: `count` viewers of one live episode; writes per-client receive times."""
+    received: list[dict[int, list[float]]] = [{} for _ in range(count)]
+
+    async def main():
+        connected = 0
+
+        def opened():
+            nonlocal connected
+            connected += 1
+            if connected == count:
+                print("ready", flush=True)
+
+        def handler(slot):
+            def on_message(message, at):
+                for index in step_indices(message):
+                    received[slot].setdefault(index, []).append(at)
+            return on_message
+
+        await asyncio.gather(*(watch(port, episode_uuid, cookie, handler(i), ready=opened)
+                               for i in range(count)))
+
+    asyncio.run(main())
+    Path(out).write_text(json.dumps(received))
+
+
+def run_writer(episode_uuid: str, rate: int, seconds: int, out: str) -> None:
+    """Writer process: commit one step at a time at `rate` steps/s, ring the doorbell after
+    each commit (as the engine does), then end the episode."""
+    from django.db import transaction
+
+    from duels.models import Episode, Status, Step
+    from duels.services.doorbell import doorbell_episode_ended, doorbell_step_ready
+
+    episode = Episode.objects.get(uuid=episode_uuid)
+    committed: dict[int, float] = {}
+    rings: list[float] = []
+    total = rate * seconds
+    start = time.time()
+    for index in range(1, total + 1):
+        delay = start + index / rate - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        with transaction.atomic():
+            step = Step.objects.create(episode=episode, index=index, action=str(index),
+                                       observation=f"observation {index}", reply="ACTION: x")
+        committed[index] = time.time()
+        doorbell_step_ready(episode=episode, step=step, duel_uuid=None, tournament_uuid=None)
+        rings.append((time.time() - committed[index]) * 1000)
+    Episode.objects.filter(pk=episode.pk).update(status=Status.FINISHED, steps=total)
+    episode.status = Status.FINISHED
+    doorbell_episode_ended(episode=episode, duel_uuid=None, tournament_uuid=None)
+    rings.sort()
+    print(f"   writer: doorbell send p50 {rings[len(rings) // 2]:.1f} ms, "
+          f"p99 {rings[int(len(rings) * 0.99) - 1]:.1f} ms", flush=True)
+    Path(out).write_text(json.dumps(committed))
+
+
+def bench_fan_out(port: int, cookie: str, workdir: str, *, clients: int, rate: int,
+                  seconds: int) -> None:
+    from duels.models import Status, Step
+    from tests import factories
+
+    episode = factories.episode(status=Status.RUNNING, success=None)
+    Step.objects.create(episode=episode, index=0, observation="start")
+    clients_out, writer_out = f"{workdir}/clients.json", f"{workdir}/writer.json"
+    env = os.environ.copy()
+    viewer = subprocess.Popen(
+        [PYTHON, __file__, "--role", "clients", "--port", str(port), "--episode",
+         str(episode.uuid), "--cookie", cookie, "--count", str(clients), "--out", clients_out],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
+    )
+    assert viewer.stdout.readline().strip() == "ready"
+    time.sleep(1.0)  # let every consumer finish its catch-up
+    writer = subprocess.Popen(
+        [PYTHON, __file__, "--role", "writer", "--episode", str(episode.uuid), "--rate",
+         str(rate), "--seconds", str(seconds), "--out", writer_out],
+        cwd=ROOT, env=env,
+    )
+    writer.wait()
+    viewer.wait(timeout=60)
+    committed = {int(k): v for k, v in json.loads(Path(writer_out).read_text()).items()}
+    received = json.loads(Path(clients_out).read_text())
+    latencies, lost, duplicated = [], 0, 0
+    for per_client in received:
+        per_client = {int(k): v for k, v in per_client.items()}
+        for index, at in committed.items():
+            times = per_client.get(index)
+            if not times:
+                lost += 1
+                continue
+            duplicated += len(times) - 1
+            latencies.append((times[0] - at) * 1000)
+    latencies.sort()
+    p50 = latencies[len(latencies) // 2]
+    p99 = latencies[int(len(latencies) * 0.99) - 1]
+    print(f"3. fan-out: {clients} clients, writer {rate} steps/s for {seconds} s "
+          f"(Daphne + Redis layer, writer and clients in separate processes)")
+    print(f"   deliveries {len(latencies):,} of {len(committed) * clients:,}; "
+          f"commit→client latency p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms "
+          f"(target p99 <= 250 ms); lost {lost}, duplicated {duplicated}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--redis", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/7"))
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--rate", type=int, default=100)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--role", default="main", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--episode", help=argparse.SUPPRESS)
+    parser.add_argument("--cookie", help=argparse.SUPPRESS)
+    parser.add_argument("--count", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.role == "catchup":
+        run_catch_up_client(args.port, args.episode, args.cookie)
+        return
+    if args.role == "clients":
+        run_clients(args.port, args.episode, args.cookie, args.count, args.out)
+        return
+    if args.role == "writer":
+        setup_django(os.environ["ENVDUELS_VAR_DIR"], os.environ.get("REDIS_URL", ""))
+        run_writer(args.episode, args.rate, args.seconds, args.out)
+        return
+
+    with tempfile.TemporaryDirectory(prefix="envduels-web-bench-") as workdir:
+        setup_django(workdir, args.redis)
+        from django.contrib.auth import get_user_model
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        user = get_user_model().objects.create_user("bench", password="bench-pass-123")
+        bench_episode_page(user)
+        port = free_port()
+        server = start_daphne(port)
+        try:
+            cookie = session_cookie(user)
+            bench_catch_up(port, cookie)
+            bench_fan_out(port, cookie, workdir, clients=args.clients, rate=args.rate,
+                          seconds=args.seconds)
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
