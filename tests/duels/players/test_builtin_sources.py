@@ -33,23 +33,22 @@ def test_family_sources_keep_the_contract_in_the_sandbox(family):
     from sandbox_runner import open_sandbox
 
     for difficulty in DIFFICULTIES:
-        for author_seed in (0, 1):
-            env = generated(family, difficulty, author_seed)
-            assert len(env.source.encode()) <= 64 * 1024
-            with open_sandbox(env.source, backend="auto") as sandbox:
-                assert 1 <= sandbox.max_steps <= 200
-                for seed in range(4):
-                    first = sandbox.reset(seed=seed)
-                    assert first == sandbox.reset(seed=seed)
-                    assert env.hint not in first
-                    junk = sandbox.step("xyzzy \u2603 " * 3)
-                    assert isinstance(junk.observation, str) and not junk.success
-                    actions = sandbox.reference_solution(seed)
-                    assert actions and len(actions) <= sandbox.max_steps
-                    sandbox.reset(seed=seed)
-                    results = [sandbox.step(action) for action in actions]
-                    assert results[-1].done and results[-1].success, (env.title, seed)
-                    assert not any(r.done for r in results[:-1])
+        env = generated(family, difficulty, author_seed=1)
+        assert len(env.source.encode()) <= 64 * 1024
+        with open_sandbox(env.source, backend="auto") as sandbox:
+            assert 1 <= sandbox.max_steps <= 200
+            for seed in range(6):
+                first = sandbox.reset(seed=seed)
+                assert first == sandbox.reset(seed=seed)
+                assert env.hint not in first
+                junk = sandbox.step("xyzzy \u2603 " * 3)
+                assert isinstance(junk.observation, str) and not junk.success
+                actions = sandbox.reference_solution(seed)
+                assert actions and len(actions) <= sandbox.max_steps
+                sandbox.reset(seed=seed)
+                results = [sandbox.step(action) for action in actions]
+                assert results[-1].done and results[-1].success, (env.title, seed)
+                assert not any(r.done for r in results[:-1])
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
