@@ -29,10 +29,21 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 
 
-def setup_django(workdir: str, redis_url: str = "") -> None:
+def setup_django(workdir: str, redis_url: str = "", *, pubsub: bool = False) -> None:
     os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
     os.environ["ENVDUELS_VAR_DIR"] = workdir
     os.environ["DJANGO_SETTINGS_MODULE"] = "envduels_site.settings"
+    if pubsub:
+        # Same settings, but the Redis pub/sub channel layer (one PUBLISH per group message).
+        Path(workdir, "bench_settings.py").write_text(
+            "from envduels_site.settings import *  # noqa\n"
+            "CHANNEL_LAYERS['default']['BACKEND'] = "
+            "'channels_redis.pubsub.RedisPubSubChannelLayer'\n"
+            "CHANNEL_LAYERS['default']['CONFIG'] = {'hosts': [REDIS_URL]}\n"
+        )
+        os.environ["PYTHONPATH"] = os.pathsep.join([workdir, str(ROOT)])
+        sys.path.insert(0, workdir)
+        os.environ["DJANGO_SETTINGS_MODULE"] = "bench_settings"
     os.environ["DJANGO_ALLOWED_HOSTS"] = "127.0.0.1,localhost,testserver"
     if redis_url:
         os.environ["REDIS_URL"] = redis_url
@@ -296,6 +307,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--rate", type=int, default=100)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--pubsub", action="store_true",
+                        help="use channels_redis' pub/sub layer instead of the default one")
     parser.add_argument("--role", default="main", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--episode", help=argparse.SUPPRESS)
@@ -310,12 +323,15 @@ def main() -> None:
         run_clients(args.port, args.episode, args.cookie, args.count, args.out)
         return
     if args.role == "writer":
-        setup_django(os.environ["ENVDUELS_VAR_DIR"], os.environ.get("REDIS_URL", ""))
+        sys.path.insert(0, os.environ["ENVDUELS_VAR_DIR"])
+        import django
+
+        django.setup()
         run_writer(args.episode, args.rate, args.seconds, args.out)
         return
 
     with tempfile.TemporaryDirectory(prefix="envduels-web-bench-") as workdir:
-        setup_django(workdir, args.redis)
+        setup_django(workdir, args.redis, pubsub=args.pubsub)
         from django.contrib.auth import get_user_model
         from django.core.management import call_command
 
