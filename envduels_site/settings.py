@@ -184,6 +184,7 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every request without it
 STATICFILES_DIRS = [
     BASE_DIR / "static",
     # plotly.js straight from the installed plotly package: charts work offline.
