@@ -51,6 +51,7 @@ def test_family_sources_keep_the_contract_in_the_sandbox(family):
                 assert not any(r.done for r in results[:-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_family_sources_pass_validation_on_every_backend(family):
     need(bool(backends()), "no sandbox backend (docker, bwrap or unshare) works here")
