@@ -60,9 +60,11 @@ class PipeTransport(Transport):
             self.poller.register(fd, select.POLLIN)
 
     def send(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.stdin_fd, view):]
+        written = os.write(self.stdin_fd, data)
+        if written < len(data):
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(self.stdin_fd, view):]
 
     def receive(self, timeout: float) -> list[tuple[str, bytes]]:
         chunks = []
@@ -127,7 +129,24 @@ def reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed in a reply")
 
 
-REPLY_DECODER = json.JSONDecoder(parse_constant=reject_constant)
+# The step round trip is the hot path: scan and encode with json's C helpers directly, which
+# skips the per-call setup that json.loads / json.dumps do.
+SCAN_REPLY = json.JSONDecoder(parse_constant=reject_constant).scan_once
+ENCODE_STRING = json.encoder.encode_basestring
+
+
+def encode_request(request_id: str, message: dict[str, Any]) -> bytes:
+    """Return one request line: {"id": ..., **message} as JSON plus a newline."""
+    parts = ['{"id":"', request_id, '"']
+    for key, value in message.items():
+        if type(value) is str:
+            parts += [',"', key, '":', ENCODE_STRING(value)]
+        elif type(value) is int:
+            parts += [',"', key, '":', str(value)]
+        else:
+            parts += [',"', key, '":', json.dumps(value, ensure_ascii=False)]
+    parts.append("}\n")
+    return "".join(parts).encode("utf-8", "surrogatepass")
 
 
 class Channel:
@@ -152,9 +171,8 @@ class Channel:
         """Send `message`; return the `ok` reply, or raise the error that matches the failure."""
         self.sequence += 1
         request_id = f"{self.nonce}-{self.sequence}"
-        payload = json.dumps({"id": request_id, **message}, ensure_ascii=False)
         try:
-            self.transport.send(payload.encode("utf-8", "surrogatepass") + b"\n")
+            self.transport.send(encode_request(request_id, message))
         except OSError as error:
             raise StreamClosed(f"could not send to the sandbox: {error}") from error
         reply = self.parse(self.read_line(deadline))
@@ -165,6 +183,14 @@ class Channel:
         raise reply_error(reply.get("error"))
 
     def read_line(self, deadline: float) -> bytes:
+        if not self.replies:
+            # Fast path: the whole reply arrives as one chunk ending in its newline.
+            self.pump(deadline - time.monotonic())
+            replies = self.replies
+            if replies.endswith(b"\n") and replies.count(b"\n") == 1:
+                line = bytes(replies[:-1])
+                replies.clear()
+                return line
         while True:
             newline = self.replies.find(b"\n")
             if newline >= 0:
@@ -219,7 +245,12 @@ class Channel:
     @staticmethod
     def parse(line: bytes) -> dict[str, Any]:
         try:
-            reply = REPLY_DECODER.decode(line.decode("utf-8"))
+            text = line.decode("utf-8")
+            reply, end = SCAN_REPLY(text, 0)
+            if end != len(text):
+                raise ValueError("extra data after the JSON object")
+        except StopIteration:
+            raise ProtocolViolation("the sandbox sent a reply that is not JSON") from None
         except ValueError as error:
             raise ProtocolViolation(f"the sandbox sent an invalid reply line: {error}") from None
         if not isinstance(reply, dict):

@@ -88,7 +88,8 @@ class Sandbox:
         text = reply.get("observation")
         if not isinstance(text, str):
             self.fail(ProtocolViolation("the sandbox sent a reply without an observation"))
-        if len(text.encode("utf-8", "surrogatepass")) > self.limits.max_observation_bytes:
+        limit = self.limits.max_observation_bytes
+        if len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit:
             self.fail(SandboxOutputExceeded(
                 f"observation is over {self.limits.max_observation_bytes} bytes"))
         return text

@@ -71,14 +71,14 @@ class Guest:
 
     def handle(self, request):
         op = request.get("op")
-        if op == "load":
-            return self.load(request["code"])
         if self.env is None:
+            if op == "load":
+                return self.load(request["code"])
             raise ContractError("the environment is not loaded")
+        if op == "step":  # the hot path first
+            return self.checked_step(self.env.step(str(request["action"])))
         if op == "reset":
             return {"observation": self.checked_text(self.env.reset(int(request["seed"])))}
-        if op == "step":
-            return self.checked_step(self.env.step(str(request["action"])))
         if op == "reference":
             return {"actions": self.reference(int(request["seed"]))}
         raise ContractError("unknown op %r" % (op,))
@@ -106,6 +106,8 @@ class Guest:
     def checked_text(self, value, what="reset() must return a str"):
         if type(value) is not str:
             raise ContractError("%s, got %s" % (what, type(value).__name__))
+        if len(value) * 4 <= self.max_observation_bytes and value.isascii():
+            return value  # short ASCII text: valid and within the limit, no need to encode
         try:
             size = len(value.encode("utf-8"))
         except UnicodeEncodeError:
@@ -196,16 +198,33 @@ def write_all(fd, data):
         view = view[written:]
 
 
+def encode_step_reply(reply, encode_string=json.encoder.encode_basestring_ascii):
+    """The hot path: a step reply formatted directly (values were checked by checked_step)."""
+    return '{"ok":true,"id":%s,"observation":%s,"done":%s,"success":%s,"reward":%r}' % (
+        encode_string(reply["id"]) if type(reply["id"]) is str else json.dumps(reply["id"]),
+        encode_string(reply["observation"]),
+        "true" if reply["done"] else "false",
+        "true" if reply["success"] else "false",
+        reply["reward"],
+    )
+
+
 def serve(protocol_in, protocol_out, guest):
     reader = os.fdopen(protocol_in, "rb")
-    dumps = json.dumps
+    loads = json.loads
+    scan = json.JSONDecoder().scan_once
+    # One encoder for the whole session: json.dumps would build a new one for every reply.
+    encode = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
     while True:
         line = reader.readline()
         if not line:
             return
         request_id = None
         try:
-            request = json.loads(line)
+            try:
+                request = scan(line.decode("utf-8"), 0)[0]
+            except StopIteration:
+                request = loads(line)  # raises a ValueError that says what is wrong
             request_id = request.get("id")
             if request.get("op") == "close":
                 return
@@ -221,10 +240,13 @@ def serve(protocol_in, protocol_out, guest):
         flush_log()
         reply["id"] = request_id
         try:
-            data = dumps(reply, allow_nan=False).encode("ascii")
+            if len(reply) == 6 and "done" in reply:
+                data = encode_step_reply(reply).encode("ascii")
+            else:
+                data = encode(reply).encode("ascii")
         except (ValueError, TypeError) as error:
             reply = {"ok": False, "id": request_id, "error": describe_error(error)}
-            data = dumps(reply).encode("ascii")
+            data = json.dumps(reply).encode("ascii")
         write_all(protocol_out, data + b"\n")
 
 

@@ -61,6 +61,22 @@ while True:
     except OSError:
         pass
 '''
+NAMED_FORK_BOMB_IN_BACKGROUND = '''
+import ctypes
+ctypes.CDLL(None).prctl(15, action.encode(), 0, 0, 0)  # PR_SET_NAME: mark every fork
+
+
+def bomb():
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            time.sleep(0.01)
+
+
+threading.Thread(target=bomb, daemon=True).start()
+return {"observation": "bombing", "done": False, "success": False}
+'''
 THREAD_BOMB = '''
 while True:
     threading.Thread(target=time.sleep, args=(600,), daemon=True).start()

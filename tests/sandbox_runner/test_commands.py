@@ -50,7 +50,7 @@ def test_sandbox_run_exits_non_zero_on_a_sandbox_error(any_backend, tmp_path):
                         "        while True:\n            pass\n")
     completed = subprocess.run(
         [sys.executable, "manage.py", "sandbox_run", str(env_file), "--seed", "0",
-         "--backend", any_backend, "--json"],
+         "--backend", any_backend, "--call-timeout", "1", "--json"],
         cwd=PROJECT_DIR, capture_output=True, text=True, timeout=60,
         env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"},
     )

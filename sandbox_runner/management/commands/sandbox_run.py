@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from sandbox_runner.limits import BACKEND_CHOICES
+from sandbox_runner.limits import BACKEND_CHOICES, default_limits
 from sandbox_runner.transcript import sandbox_transcript
 
 
@@ -20,17 +21,24 @@ class Command(BaseCommand):
         parser.add_argument("--actions", type=Path, default=None,
                             help="file with one action per line")
         parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+        parser.add_argument("--call-timeout", type=float, default=None,
+                            help="seconds each call may take (default: the configured limit)")
         parser.add_argument("--json", action="store_true", help="print the transcript as JSON")
 
     def handle(self, *args, file: Path, seed: int, actions: Path | None, backend: str,
-               json: bool, **options):
+               call_timeout: float | None, json: bool, **options):
         try:
             code = file.read_text()
             action_list = actions.read_text().splitlines() if actions else []
         except (OSError, UnicodeDecodeError) as error:
             raise CommandError(f"cannot read input: {error}") from error
+        limits = default_limits()
+        if call_timeout is not None:
+            if call_timeout <= 0:
+                raise CommandError("--call-timeout must be positive")
+            limits = replace(limits, call_timeout=call_timeout)
         transcript = sandbox_transcript(code=code, seed=seed, actions=action_list,
-                                        backend=backend)
+                                        limits=limits, backend=backend)
         if json:
             self.stdout.write(dumps(transcript))
         else:

@@ -1,0 +1,154 @@
+"""Sandbox benchmark: step round trip and start-to-first-observation, as ratios to bare baselines.
+
+    python benchmarks/sandbox_bench.py [--steps 2000] [--starts 15] [--backend NAME ...]
+
+Every number is measured in this one run. Targets (issue 3): step round trip <= 2x a raw Python
+pipe echo for bwrap/unshare and <= 3x for docker; start-to-first-observation <= 1.5x
+`python3 -c pass` for bwrap/unshare and <= 1.0x `docker run --rm IMAGE python3 -c pass` for docker.
+Start time is what a caller of open_sandbox waits for (the warm pool keeps one fresh, unloaded
+sandbox started ahead of need); the cold start without the pool is printed alongside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sandbox_runner import available_backends, open_sandbox  # noqa: E402
+from sandbox_runner.backends import get_backend  # noqa: E402
+from sandbox_runner.limits import SandboxLimits, configured_image  # noqa: E402
+from sandbox_runner.session import Sandbox  # noqa: E402
+
+PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+TRIVIAL_ENV = '''
+class Environment:
+    max_steps = 200
+
+    def reset(self, seed):
+        return "ready"
+
+    def step(self, action):
+        return {"observation": action, "done": False, "success": False}
+'''
+ECHO_PROGRAM = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()"
+TARGETS = {"docker": (3.0, 1.0), "bwrap": (2.0, 1.5), "unshare": (2.0, 1.5)}
+LIMITS = SandboxLimits()
+
+
+def pipe_echo_round_trip(steps: int) -> float:
+    """Seconds per round trip of one JSON-sized line through a bare Python echo child."""
+    child = subprocess.Popen([PYTHON, "-S", "-I", "-c", ECHO_PROGRAM], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE)
+    line = b'{"id": "0000-1", "op": "step", "action": "go north"}\n'
+    for _ in range(50):
+        child.stdin.write(line)
+        child.stdin.flush()
+        child.stdout.readline()
+    started = time.perf_counter()
+    for _ in range(steps):
+        child.stdin.write(line)
+        child.stdin.flush()
+        child.stdout.readline()
+    elapsed = time.perf_counter() - started
+    child.stdin.close()
+    child.wait()
+    return elapsed / steps
+
+
+def sandbox_round_trip(backend: str, steps: int) -> float:
+    with open_sandbox(TRIVIAL_ENV, limits=LIMITS, backend=backend) as sandbox:
+        sandbox.reset(seed=0)
+        for _ in range(50):
+            sandbox.step("go north")
+        started = time.perf_counter()
+        for _ in range(steps):
+            sandbox.step("go north")
+        return (time.perf_counter() - started) / steps
+
+
+def median_seconds(run, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def warm_start(backend: str, repeats: int) -> float:
+    """Median wait from open_sandbox() to the first observation, with the warm pool on."""
+    def first_observation():
+        with open_sandbox(TRIVIAL_ENV, limits=LIMITS, backend=backend) as sandbox:
+            sandbox.reset(seed=0)
+
+    first_observation()  # fills the pool
+    times = []
+    for _ in range(repeats):
+        time.sleep(0.3 if backend != "docker" else 1.0)  # let the replacement finish starting
+        times.append(median_seconds(first_observation, 1))
+    return statistics.median(times)
+
+
+def cold_start(backend: str, repeats: int) -> float:
+    """Median time to start, load and reset a sandbox with no pool at all."""
+    chosen = get_backend(backend)
+
+    def first_observation():
+        sandbox = Sandbox(chosen.start(LIMITS), LIMITS)
+        try:
+            sandbox.load(TRIVIAL_ENV)
+            sandbox.reset(seed=0)
+        finally:
+            sandbox.close()
+
+    return median_seconds(first_observation, repeats)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--starts", type=int, default=15)
+    parser.add_argument("--backend", action="append", default=None)
+    options = parser.parse_args()
+    os.environ.setdefault("ENVDUELS_SANDBOX_PREWARM", "1")
+    backends = options.backend or available_backends()
+    print(f"backends: {', '.join(backends) or 'none available'}; python for baselines: {PYTHON}")
+
+    echo = pipe_echo_round_trip(options.steps)
+    python_start = median_seconds(
+        lambda: subprocess.run([PYTHON, "-c", "pass"], check=True), options.starts)
+    print(f"baseline pipe echo round trip: {echo * 1e6:.1f} us")
+    print(f"baseline python3 -c pass: {python_start * 1e3:.1f} ms")
+    docker_start = None
+    if "docker" in backends:
+        command = ["docker", "run", "--rm", configured_image(), "python3", "-c", "pass"]
+        docker_start = median_seconds(
+            lambda: subprocess.run(command, check=True, capture_output=True),
+            max(3, options.starts // 3))
+        print(f"baseline docker run --rm IMAGE python3 -c pass: {docker_start * 1e3:.1f} ms")
+
+    print()
+    print(f"{'backend':<9} {'step us':>8} {'ratio':>6} {'target':>7}   "
+          f"{'start ms':>9} {'ratio':>6} {'target':>7}   {'cold ms':>8}")
+    for backend in backends:
+        step = sandbox_round_trip(backend, options.steps)
+        start = warm_start(backend, options.starts)
+        cold = cold_start(backend, max(3, options.starts // 3))
+        start_base = docker_start if backend == "docker" else python_start
+        step_target, start_target = TARGETS.get(backend, (float("nan"), float("nan")))
+        step_ratio, start_ratio = step / echo, start / start_base
+        verdict = "ok" if step_ratio <= step_target and start_ratio <= start_target else "MISS"
+        print(f"{backend:<9} {step * 1e6:8.1f} {step_ratio:6.2f} {step_target:6.1f}x   "
+              f"{start * 1e3:9.1f} {start_ratio:6.2f} {start_target:6.1f}x   "
+              f"{cold * 1e3:8.1f}  {verdict}")
+
+
+if __name__ == "__main__":
+    main()
