@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
@@ -20,9 +21,15 @@ from duels.services.analytics import (
 TABLE_ROWS = 60
 
 
-@require_GET
-def analytics_page(request: HttpRequest) -> HttpResponse:
-    snapshot = analytics_latest_cached()
+# The figures section depends only on the snapshot: render it once per snapshot and process.
+_figures_html: dict[tuple, tuple[str, bool]] = {}
+
+
+def _figures_section(snapshot) -> tuple[str, bool]:
+    """The rendered figures section (escaped HTML) and whether it holds any chart."""
+    key = (snapshot.pk, snapshot.computed_at) if snapshot else None
+    if key in _figures_html:
+        return _figures_html[key]
     data = snapshot.data if snapshot else None
     figures = []
     if data and data.get("enough"):
@@ -36,11 +43,22 @@ def analytics_page(request: HttpRequest) -> HttpResponse:
                 "more_rows": max(0, len(rows) - TABLE_ROWS),
             })
     plots = {f["slug"]: data["figures"][f["slug"]]["figure"] for f in figures}
+    html = render_to_string("duels/analytics/_figures.html",
+                            {"data": data, "figures": figures, "plots": plots})
+    _figures_html.clear()
+    _figures_html[key] = (html, bool(figures))
+    return html, bool(figures)
+
+
+@require_GET
+def analytics_page(request: HttpRequest) -> HttpResponse:
+    snapshot = analytics_latest_cached()
+    figures_html, has_figures = _figures_section(snapshot)
     return render(request, "duels/analytics/page.html", {
         "snapshot": snapshot,
-        "data": data,
-        "figures": figures,
-        "plots": plots,
+        "data": snapshot.data if snapshot else None,
+        "figures_html": figures_html,
+        "has_figures": has_figures,
         "refresh_pending": analytics_refresh_pending() if request.user.is_authenticated else False,
     })
 

@@ -74,7 +74,7 @@ def test_recompute_needs_a_signed_in_user(client):
     response = client.post("/analytics/recompute/")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
     assert not DBTaskResult.objects.exists()
-    assert b"Recompute now" not in client.get("/analytics/").content
+    assert b"Recompute now</button>" not in client.get("/analytics/").content
 
 
 def test_recompute_enqueues_one_task(owner_client):
