@@ -35,7 +35,8 @@ def docker_client():
         if _client is None:
             import docker
 
-            _client = docker.from_env(timeout=30)
+            # Generous: removing a container full of fork-bomb processes can take a while.
+            _client = docker.from_env(timeout=120)
         if not _reaped:
             _reaped = True
             reap_stale_containers(_client)

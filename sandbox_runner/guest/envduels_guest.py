@@ -192,7 +192,10 @@ def flush_log():
 
 
 def write_all(fd, data):
-    view = memoryview(data)
+    written = os.write(fd, data)
+    if written == len(data):
+        return
+    view = memoryview(data)[written:]
     while view:
         written = os.write(fd, view)
         view = view[written:]
