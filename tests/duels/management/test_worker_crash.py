@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 ROOT = Path(__file__).resolve().parents[3]
 MANAGE = str(ROOT / "manage.py")
-PLAYERS = "builtin-architect,builtin-cautious,builtin-watcher"
+PLAYERS = "builtin-architect,builtin-cautious,builtin-watcher"  # 3 duels
 ATTEMPTS = 2
 
 
@@ -66,9 +66,9 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
                                      str(ATTEMPTS), "--concurrency", "4", "--json"))
         tournament = created["tournament"]
         log = tmp_path / "workers.log"
+        # The victim starts first, so it surely holds work when it is killed.
         victim = _worker(env, "victim", log)
-        survivor = _worker(env, "survivor", log)
-        workers = [victim, survivor]
+        workers = [victim]
         try:
             with psycopg.connect(url, autocommit=True) as db:
                 # Kill the victim while it holds an episode that has stored steps.
@@ -79,7 +79,10 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
                         (f"%:{victim.pid}:%",),
                     ).fetchone()
 
-                held = _wait_for(victim_mid_episode, timeout=90, what="the victim mid-episode")
+                _wait_for(victim_mid_episode, timeout=90, what="the victim mid-episode")
+                workers.append(_worker(env, "survivor", log))
+                time.sleep(1.5)
+                held = _wait_for(victim_mid_episode, timeout=30, what="the victim mid-episode")
                 steps_before = db.execute(
                     "SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
                     (held[0],)).fetchall()
