@@ -228,3 +228,12 @@ ENVDUELS_BUILTIN_LATENCY_MS = env_int("ENVDUELS_BUILTIN_LATENCY_MS", 0, minimum=
 ENVDUELS_DUEL_RATE_PER_HOUR = env_int("ENVDUELS_DUEL_RATE_PER_HOUR", 30, minimum=1)
 # A running episode whose worker has not renewed its lease for this long is resumed elsewhere.
 ENVDUELS_LEASE_SECONDS = env_int("ENVDUELS_LEASE_SECONDS", 30, minimum=2)
+# Per-episode budgets: an episode that spends more ends as failed with its own reason.
+ENVDUELS_EPISODE_TOKEN_BUDGET = env_int("ENVDUELS_EPISODE_TOKEN_BUDGET", 400_000, minimum=1)
+ENVDUELS_EPISODE_TIME_BUDGET_SECONDS = env_int(
+    "ENVDUELS_EPISODE_TIME_BUDGET_SECONDS", 1800, minimum=1
+)
+# Per-player concurrency slots are lock files here (shared by every process on this host).
+ENVDUELS_PLAYER_SLOT_DIR = Path(
+    os.environ.get("ENVDUELS_PLAYER_SLOT_DIR", VAR_DIR / "player-slots")
+)

@@ -94,6 +94,8 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, request_stop)
         signal.signal(signal.SIGTERM, request_stop)
 
+        # Work a killed worker left behind is queued again before new workers start.
+        subprocess.run([sys.executable, manage, "resume_stale"], check=False)
         for child in children:
             child.start()
         self._announce(host, port, workers)
