@@ -48,6 +48,16 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
     @classmethod
     def setUpClass(cls):
         need(os.path.exists(CHROMIUM), "Chromium not installed at /usr/bin/chromium")
+        from concurrent.futures import ThreadPoolExecutor
+
+        from asgiref.sync import SyncToAsync
+        from channels.layers import channel_layers
+
+        # The server process is forked from this one. It must not inherit a channel layer
+        # bound to an earlier async test's loop, nor asgiref's one-thread executor whose
+        # thread (started by an earlier async test) does not exist after the fork.
+        channel_layers.backends = {}
+        SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
         super().setUpClass()
         from playwright.sync_api import sync_playwright
 
