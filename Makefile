@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Built-in players answer instantly; a small delay makes the demo tournament stream at a pace
+# a person can watch. Set ENVDUELS_BUILTIN_LATENCY_MS=0 to run at full speed.
+ENVDUELS_BUILTIN_LATENCY_MS ?= 250
 
 .PHONY: run test install lint check-migrations bench clean
 
@@ -21,7 +24,8 @@ run: install
 	$(BIN)/python manage.py seed_builtin
 	$(BIN)/python manage.py ensure_admin
 	$(BIN)/python manage.py demo_tournament
-	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
+	ENVDUELS_BUILTIN_LATENCY_MS=$(ENVDUELS_BUILTIN_LATENCY_MS) \
+		$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
 
 test: install
 	$(BIN)/python -m pytest

@@ -102,16 +102,24 @@ _SOURCE_FORMATTER_OPTIONS = {
 
 
 @register.simple_tag
-def highlight_source(source: str, line_start: int | None = None, line_end: int | None = None):
+def highlight_source(
+    source: str,
+    line_start: int | None = None,
+    line_end: int | None = None,
+    annotated_ranges: list[tuple[int, int]] | None = None,
+):
     """Python source highlighted by Pygments (which escapes it), with line numbers and anchors.
 
-    Lines `line_start..line_end` get the `hll` class so an annotation's range stands out;
-    each line is `<span id="line-N">` and each number links to `#L-N`.
+    Lines `line_start..line_end` (a range picked in the URL) and every range that notes point
+    at get the `hll` class so they stand out; each line is `<span id="line-N">` and each
+    number links to `#L-N`.
     """
-    marked: list[int] = []
+    marked: set[int] = set()
     if line_start:
-        marked = list(range(int(line_start), int(line_end or line_start) + 1))
-    formatter = HtmlFormatter(hl_lines=marked, **_SOURCE_FORMATTER_OPTIONS)
+        marked.update(range(int(line_start), int(line_end or line_start) + 1))
+    for start, end in annotated_ranges or ():
+        marked.update(range(int(start), int(end) + 1))
+    formatter = HtmlFormatter(hl_lines=sorted(marked), **_SOURCE_FORMATTER_OPTIONS)
     # Pygments escapes every token; the markup around them is its own.
     return mark_safe(highlight(source, PythonLexer(), formatter))  # noqa: S308
 

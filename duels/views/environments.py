@@ -11,6 +11,7 @@ from django.urls import path
 from django.views.decorators.http import require_GET
 
 from duels.forms import EnvironmentFilterForm
+from duels.selectors.annotations import annotated_line_ranges
 from duels.selectors.environments import (
     environment_episodes,
     environment_families,
@@ -61,6 +62,7 @@ def environment_detail(request: HttpRequest, environment_uuid: UUID) -> HttpResp
         "line_start": line_start,
         "line_end": line_end,
         "checks": (environment.validation or {}).get("checks", []),
+        "annotated_ranges": annotated_line_ranges(environment=environment),
     }
     return render(request, "duels/environments/detail.html", context)
 
