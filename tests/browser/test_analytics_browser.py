@@ -7,22 +7,14 @@ eval inside plotly would show up here as a console error.
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from channels.testing import ChannelsLiveServerTestCase
 
 from duels.models import TransferResult
 from duels.services.analytics import analytics_refresh
 from tests import factories
-from tests.helpers.parts import need
+from tests.helpers.browser import BrowserTestCase
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
 
 def synthetic_tournament() -> None:
     """Four players, two round-robin rounds, one in observe mode, plus a transfer result."""
@@ -43,35 +35,9 @@ def synthetic_tournament() -> None:
                                               before=0.2, after=0.2 + 0.1 * count)
 
 
-class AnalyticsBrowserTest(ChannelsLiveServerTestCase):
-    serve_static = True
-
-    @classmethod
-    def setUpClass(cls):
-        need(os.path.exists(CHROMIUM), "Chromium not installed at /usr/bin/chromium")
-        super().setUpClass()
-        from playwright.sync_api import sync_playwright
-
-        cls._async_unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-        cls.playwright = sync_playwright().start()
-        cls.browser = cls.playwright.chromium.launch(executable_path=CHROMIUM,
-                                                     args=CHROMIUM_ARGS)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.close()
-        cls.playwright.stop()
-        if cls._async_unsafe is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = cls._async_unsafe
-        super().tearDownClass()
-
+class AnalyticsBrowserTest(BrowserTestCase):
     def setUp(self):
-        self.context = self.browser.new_context(viewport={"width": 1280, "height": 900})
-        self.page = self.context.new_page()
-        self.page.set_default_timeout(15_000)
+        super().setUp()
         self.errors: list[str] = []
         self.page.on("console", self.console)
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
@@ -79,14 +45,8 @@ class AnalyticsBrowserTest(ChannelsLiveServerTestCase):
             f"{r.status} {r.url}"))
 
     def console(self, message) -> None:
-        # Chromium asks for /favicon.ico by itself; that is not the page's doing.
-        if message.type == "error" and not message.location.get("url", "").endswith(
-            "/favicon.ico"
-        ):
+        if message.type == "error":
             self.errors.append(f"{message.text} at {message.location.get('url')}")
-
-    def tearDown(self):
-        self.context.close()
 
     def test_empty_database_shows_not_enough_duels_yet(self):
         self.page.goto(f"{self.live_server_url}/analytics/")

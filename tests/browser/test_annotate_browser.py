@@ -3,63 +3,21 @@ and uses the review queue's keyboard shortcuts. Live Daphne server, Playwright."
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from channels.testing import ChannelsLiveServerTestCase
-from django.contrib.auth import get_user_model
 
 from duels.models import Annotation
 from tests import factories
-from tests.helpers.parts import need
+from tests.helpers.browser import BrowserTestCase
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 HOSTILE = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
 
 
-class AnnotateBrowserTest(ChannelsLiveServerTestCase):
-    serve_static = True
-
-    @classmethod
-    def setUpClass(cls):
-        need(os.path.exists(CHROMIUM), "Chromium not installed at /usr/bin/chromium")
-        super().setUpClass()
-        from playwright.sync_api import sync_playwright
-
-        # Playwright's sync API runs an event loop in this thread; the test's own ORM calls
-        # stay synchronous (Playwright's documented setup with Django).
-        cls._async_unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-        cls.playwright = sync_playwright().start()
-        cls.browser = cls.playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.close()
-        cls.playwright.stop()
-        if cls._async_unsafe is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = cls._async_unsafe
-        super().tearDownClass()
-
+class AnnotateBrowserTest(BrowserTestCase):
     def setUp(self):
-        get_user_model().objects.create_user("annotator", password="annotator-pass-123")
-        self.context = self.browser.new_context(viewport={"width": 1280, "height": 900})
-        self.page = self.context.new_page()
-        self.page.set_default_timeout(15_000)
-        self.page.goto(self.live_server_url + "/accounts/login/?next=/")
-        self.page.fill("#id_username", "annotator")
-        self.page.fill("#id_password", "annotator-pass-123")
-        self.page.click("button[type=submit]")
-        self.page.wait_for_url(self.live_server_url + "/")
-
-    def tearDown(self):
-        self.context.close()
+        super().setUp()
+        self.sign_in("annotator", "annotator-pass-123")
 
     def test_annotate_reload_and_filter_by_tag(self):
         environment = factories.environment(title="Counting room")

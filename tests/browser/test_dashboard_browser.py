@@ -7,31 +7,20 @@ consumer's 0.5 s database poll, exactly as with a worker whose channel layer is 
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
 
 import pytest
-from channels.testing import ChannelsLiveServerTestCase
-from django.contrib.auth import get_user_model
 from django.db import close_old_connections
 
 from duels.models import Duel, Episode, Status, Step
 from tests import factories
+from tests.helpers.browser import BrowserTestCase
 from tests.helpers.parts import need
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PAYLOADS = (
     "<script>window.__xss = 1</script>",
     '<img src=x onerror="window.__xss = 2">',
@@ -42,66 +31,14 @@ PAYLOADS = (
 EVIL = " ".join(PAYLOADS)
 
 
-class BrowserTestCase(ChannelsLiveServerTestCase):
-    serve_static = True
-
-    @classmethod
-    def setUpClass(cls):
-        need(os.path.exists(CHROMIUM), "Chromium not installed at /usr/bin/chromium")
-        from concurrent.futures import ThreadPoolExecutor
-
-        from asgiref.sync import SyncToAsync
-        from channels.layers import channel_layers
-
-        # The server process is forked from this one. It must not inherit a channel layer
-        # bound to an earlier async test's loop, nor asgiref's one-thread executor whose
-        # thread (started by an earlier async test) does not exist after the fork.
-        channel_layers.backends = {}
-        SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
-        super().setUpClass()
-        from playwright.sync_api import sync_playwright
-
-        # Playwright's sync API keeps an event loop in this thread; Django's ORM calls made by
-        # the test itself are still plain synchronous calls (Playwright's documented setup).
-        cls._async_unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
-        cls.playwright = sync_playwright().start()
-        cls.browser = cls.playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.close()
-        cls.playwright.stop()
-        if cls._async_unsafe is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = cls._async_unsafe
-        super().tearDownClass()
-
+class DashboardBrowserTest(BrowserTestCase):
     def setUp(self):
-        get_user_model().objects.create_user("viewer", password="viewer-pass-123")
-        self.context = self.browser.new_context(viewport={"width": 1280, "height": 900})
-        self.page = self.context.new_page()
-        self.page.set_default_timeout(15_000)
+        super().setUp()
         self.dialogs: list[str] = []
         self.page.on(
             "dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss())
         )
-        self.sign_in()
-
-    def tearDown(self):
-        self.context.close()
-
-    def url(self, path: str) -> str:
-        return self.live_server_url + path
-
-    def sign_in(self):
-        self.page.goto(self.url("/accounts/login/?next=/"))
-        self.page.fill("#id_username", "viewer")
-        self.page.fill("#id_password", "viewer-pass-123")
-        self.page.click("button[type=submit]")
-        self.page.wait_for_url(self.url("/"))
+        self.sign_in("viewer", "viewer-pass-123")
 
     def position(self) -> str:
         return self.page.inner_text("[data-role=position]")
