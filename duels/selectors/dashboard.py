@@ -49,3 +49,9 @@ def dashboard_leaderboard(*, limit: int = 10) -> dict:
         "computed_at": latest.computed_at if latest else None,
         "table": table[:limit],
     }
+
+
+def dashboard_players(*, limit: int = 12) -> dict:
+    """The first players by name and how many there are (two queries whatever the count)."""
+    players = Player.objects.order_by("name")
+    return {"shown": list(players[:limit]), "total": players.count()}

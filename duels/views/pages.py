@@ -12,6 +12,7 @@ from duels.selectors.dashboard import (
     dashboard_active_tournaments,
     dashboard_latest_duels,
     dashboard_leaderboard,
+    dashboard_players,
 )
 from duels.views import duels_pages, environments, episodes, players, tournaments
 
@@ -24,6 +25,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "tournaments": dashboard_active_tournaments(),
         "duels": dashboard_latest_duels(),
         "leaderboard": dashboard_leaderboard(),
+        "players": dashboard_players(),
     }
     template = "duels/home.html"
     if request.htmx and request.htmx.target == "dashboard-progress":
