@@ -238,6 +238,11 @@ class Duel(models.Model):
     cost = models.FloatField(default=0.0)
     prompt_version = models.CharField(max_length=20, blank=True)
     error = models.TextField(blank=True)
+    # Crash recovery for authoring: the worker authoring the two environments holds this lease
+    # and renews it; an expired lease on a running duel without episodes means that worker
+    # died, and another worker authors the duel again.
+    lease_owner = models.CharField(max_length=100, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -567,10 +572,3 @@ class ApiToken(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-
-
-# Crash recovery for duel authoring (engine): the worker authoring a duel's two environments
-# holds this lease and renews it; an expired lease on a running duel whose episodes do not exist
-# yet means the authoring worker died, and another worker authors the duel again.
-Duel.add_to_class("lease_owner", models.CharField(max_length=100, blank=True))
-Duel.add_to_class("lease_expires_at", models.DateTimeField(null=True, blank=True))
