@@ -23,36 +23,45 @@ from duels.players.scripted.solvers import solve
 
 SETTER_FORMATS = ("ok", "broken_once", "broken")
 
+# The roster covers every setter style and solver skill, and hint use is graded across it (see
+# HINT_ATTENTION): rookie never reads a hint, architect notices one about half the time, cautious
+# and watcher always read it but apply it one step at a time, and ace plans with it every time.
+# As in the published study, the strongest solver (ace) is not the strongest setter.
 BUILTIN_PLAYER_SPECS: list[dict[str, Any]] = [
     {
         "name": "builtin-rookie",
         "model": "scripted-rookie-v1",
         "params": {"setter_style": "safe", "solver_skill": "random", "seed": 1},
-        "description": "Writes easy puzzles and plays by pressing random plausible buttons.",
+        "description": "Writes easy puzzles; presses random plausible buttons and never reads "
+        "hints.",
     },
     {
         "name": "builtin-cautious",
         "model": "scripted-cautious-v1",
-        "params": {"setter_style": "safe", "solver_skill": "search", "seed": 2},
-        "description": "Writes easy puzzles; solves by systematic search within the step budget.",
+        "params": {"setter_style": "safe", "solver_skill": "greedy", "seed": 2},
+        "description": "Writes easy puzzles; a greedy solver that follows hints one step at a "
+        "time.",
     },
     {
         "name": "builtin-architect",
         "model": "scripted-architect-v1",
-        "params": {"setter_style": "needs_hint", "solver_skill": "greedy", "seed": 3},
-        "description": "Designs puzzles that need their hint; a greedy, feedback-chasing solver.",
+        "params": {"setter_style": "needs_hint", "solver_skill": "search", "seed": 3},
+        "description": "Designs puzzles that need their hint; searches systematically and "
+        "notices a hint about half the time.",
     },
     {
         "name": "builtin-watcher",
         "model": "scripted-watcher-v1",
-        "params": {"setter_style": "observer", "solver_skill": "search", "seed": 4},
-        "description": "Copies designs that worked in earlier duels (observe mode); searches.",
+        "params": {"setter_style": "observer", "solver_skill": "greedy", "seed": 4},
+        "description": "Copies designs that worked in earlier duels (observe mode); a greedy "
+        "solver that follows hints one step at a time.",
     },
     {
         "name": "builtin-ace",
         "model": "scripted-ace-v1",
         "params": {"setter_style": "overreach", "solver_skill": "hint_search", "seed": 5},
-        "description": "The strongest solver (search that applies hints); overreaches as setter.",
+        "description": "The strongest solver (search that always applies hints); overreaches "
+        "as setter.",
     },
 ]
 
@@ -168,5 +177,7 @@ class BuiltinPlayer(ChatPlayer):
             actions=actions,
             hint=hint,
             rng=self._rng(messages),
+            # The system prompt and the reset text: the same on every turn of one episode.
+            episode_rng=self._rng(messages[:2]),
         )
         return f"{reasoning}\nACTION: {action}"

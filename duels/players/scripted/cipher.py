@@ -150,13 +150,16 @@ def act(view: SolverView) -> tuple[str, str]:
     if view.skill == "random":
         shift = view.rng.randint(1, 25)
         return f"Try a shift of {shift}.", f"answer {_shift_back(cipher, [shift])}"
+    key = hinted_shifts(view.hint)
     if view.skill == "greedy":
+        if key:
+            # Greedy applies the key from the first letter on and never reconsiders the start.
+            return "Decoding with the hint's key.", f"answer {_shift_back(cipher, key)}"
         candidates = sorted(
             (_shift_back(cipher, [s]) for s in range(1, 26)), key=_english_score, reverse=True
         )
         word = next((c for c in candidates if c not in tried), candidates[0])
         return "The most English-looking single shift.", f"answer {word}"
-    key = hinted_shifts(view.hint) if view.skill == "hint_search" else None
     if key:
         for phase in range(len(key)):
             word = _shift_back(cipher, key, phase)

@@ -7,6 +7,10 @@ import re
 from dataclasses import dataclass, field
 
 SKILLS = ("random", "greedy", "search", "hint_search")
+# How often each skill notices the privileged hint in its system prompt (decided once per episode).
+# What it then does with the hint is the family's business: greedy folds it into its one-step
+# play (so it gains less where a plan is needed), search and hint_search plan with it.
+HINT_ATTENTION = {"random": 0.0, "greedy": 1.0, "search": 0.5, "hint_search": 1.0}
 MIN_DIFFICULTY, MAX_DIFFICULTY = 1, 5
 
 
@@ -26,7 +30,7 @@ class SolverView:
     """What a scripted solver may know: the chat text only, never the environment source.
 
     `observations[0]` is the reset text; `actions[i]` was answered by `observations[i + 1]`.
-    `hint` is set only for a solver that reads hints and only in the hinted condition.
+    `hint` is set only in the hinted condition and only when the solver noticed it this episode.
     """
 
     observations: list[str]

@@ -181,9 +181,13 @@ def act(view: SolverView) -> tuple[str, str]:
     lit = [i for i, on in enumerate(lights) if on] or [0]
     if view.skill == "random":
         return "Press something.", f"press {view.rng.randrange(len(lights)) + 1}"
+    offsets = hinted_offsets(view.hint)
     if view.skill == "greedy":
+        if offsets:
+            # One step ahead only: the press that leaves the fewest lights on.
+            press = min(range(len(lights)), key=lambda i: sum(_flip(lights, i, offsets)))
+            return "The press that switches off the most, by the hint.", f"press {press + 1}"
         return "Press a light that is on.", f"press {lit[0] + 1}"
-    offsets = hinted_offsets(view.hint) if view.skill == "hint_search" else None
     offsets = offsets or _learnt_offsets(view, boards)
     if offsets is None:
         return "First, learn what a press does.", "press 1"

@@ -183,9 +183,13 @@ def act(view: SolverView) -> tuple[str, str]:
     wanted = wanted or ["north"]
     if view.skill == "random":
         return "Any direction.", f"go {view.rng.choice(DIRECTIONS)}"
+    compass = hinted_compass(view.hint)
     if view.skill == "greedy":
+        if compass:
+            # The hint fixes the words, but greedy never plans round a pillar.
+            word_for = {true: said for said, true in compass.items()}
+            return "Straight for the exit with the hint's compass.", f"go {word_for[wanted[0]]}"
         return _greedy(view, positions, wanted)
-    compass = hinted_compass(view.hint) if view.skill == "hint_search" else None
     if compass:
         word_for = {true: said for said, true in compass.items()}
         choice = wanted[0]

@@ -160,9 +160,14 @@ def act(view: SolverView) -> tuple[str, str]:
     last = terms[-1]
     if view.skill == "random" or not diffs:
         return "A guess near the last number.", f"next {last + view.rng.randint(-10, 10)}"
+    cycle = hinted_cycle(view.hint)
     if view.skill == "greedy":
+        # Greedy looks only at the latest step: the hinted cycle's step after its first
+        # occurrence, which goes wrong when a cycle repeats a value.
+        if cycle and diffs[-1] in cycle:
+            step = cycle[(cycle.index(diffs[-1]) + 1) % len(cycle)]
+            return "The hint's cycle after the latest step.", f"next {last + step}"
         return "The last step repeats.", f"next {last + diffs[-1]}"
-    cycle = hinted_cycle(view.hint) if view.skill == "hint_search" else None
     if cycle:
         step = _predict_with_cycle(diffs, cycle)
         if step is not None:

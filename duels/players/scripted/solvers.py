@@ -6,18 +6,25 @@ import random
 import re
 
 from duels.players.scripted import FAMILIES
-from duels.players.scripted.common import SolverView
+from duels.players.scripted.common import HINT_ATTENTION, SolverView
 
 
 def solve(
     *, skill: str, observations: list[str], actions: list[str], hint: str | None,
-    rng: random.Random,
+    rng: random.Random, episode_rng: random.Random | None = None,
 ) -> tuple[str, str]:
-    """Return (reasoning, action). Only the `hint_search` skill ever looks at the hint."""
+    """Return (reasoning, action).
+
+    Whether the solver notices the hint is drawn once per episode from `episode_rng` (an RNG
+    seeded by the episode's opening messages, so every turn of one episode agrees) with the
+    skill's HINT_ATTENTION; `random` never notices it.
+    """
+    attention = HINT_ATTENTION[skill]
+    noticed = hint is not None and (episode_rng or rng).random() < attention
     view = SolverView(
         observations=observations or [""],
         actions=actions,
-        hint=hint if skill == "hint_search" else None,
+        hint=hint if noticed else None,
         skill=skill,
         rng=rng,
     )

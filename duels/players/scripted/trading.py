@@ -180,15 +180,9 @@ def act(view: SolverView) -> tuple[str, str]:
     if view.skill == "random":
         give, _, get, _ = view.rng.choice(offers)
         return "Any trade.", f"trade {give} for {get}"
-    affordable = [o for o in offers if _convert(inventory, o)[1]]
     if view.skill == "greedy":
-        into_gold = [o for o in affordable if o[2] == "gold"]
-        feeds_gold = {o[0] for o in offers if o[2] == "gold"}
-        toward = [o for o in affordable if o[2] in feeds_gold]
-        pick = (into_gold or toward or affordable or offers)[0]
-        return "Whatever gets gold soonest.", f"trade {pick[0]} for {pick[2]}"
-    if view.skill == "hint_search":
-        offers = offers + hinted_offers(view.hint)
+        return _greedy(offers, inventory, view.hint)
+    offers = offers + hinted_offers(view.hint)
     budget = _BUDGET.search(view.task)
     left = (int(budget.group(1)) if budget else 5) - len(view.actions)
     route = _best_route(inventory, offers, goal, max(1, left))
@@ -214,3 +208,26 @@ def _best_route(inventory: dict[str, int], offers: list[Offer], goal: int, depth
                 grown.append((after, path))
         frontier = grown
     return best[1]
+
+
+_HINTED_TRADE = re.compile(r"([a-z]+) for ([a-z]+)")
+
+
+def _greedy(offers: list[Offer], inventory: dict[str, int], hint: str | None) -> tuple[str, str]:
+    """Whatever gets gold soonest; with a hint, first the trades it names, one step ahead only."""
+    named = [pair for pair in _HINTED_TRADE.findall(hint or "") if set(pair) <= set(ITEMS)]
+    if named:
+        known = {(o[0], o[2]) for o in offers}
+        offers = offers + [(give, 1, get, 1) for give, get in named if (give, get) not in known]
+        # Trades the hint names, and trades that get a good the hint wants given.
+        wanted = [o for o in offers if (o[0], o[2]) in named]
+        wanted += [o for o in offers if o[2] in {give for give, _ in named} and o not in wanted]
+        usable = [o for o in wanted if _convert(inventory, o)[1]]
+        if usable:
+            return "Following the trade the hint names.", f"trade {usable[0][0]} for {usable[0][2]}"
+    affordable = [o for o in offers if _convert(inventory, o)[1]]
+    into_gold = [o for o in affordable if o[2] == "gold"]
+    feeds_gold = {o[0] for o in offers if o[2] == "gold"}
+    toward = [o for o in affordable if o[2] in feeds_gold]
+    pick = (into_gold or toward or affordable or offers)[0]
+    return "Whatever gets gold soonest.", f"trade {pick[0]} for {pick[2]}"

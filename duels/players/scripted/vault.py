@@ -121,23 +121,26 @@ def act(view: SolverView) -> tuple[str, str]:
         code = "".join(view.rng.choice("0123456789") for _ in range(length))
         return "A random guess.", f"enter {code}"
     tries = _tries(view)
+    digits = hinted_digits(view.hint) or list("0123456789")
     if view.skill == "greedy":
-        return _greedy(view, tries, length)
-    digits = (hinted_digits(view.hint) if view.skill == "hint_search" else None) or list(
-        "0123456789"
-    )
+        return _greedy(view, tries, length, digits)
     return _scan(tries, length, digits)
 
 
-def _greedy(view: SolverView, tries: list[tuple[str, int]], length: int) -> tuple[str, str]:
-    """Hill-climb: change one random digit of the best code so far; keep it if the count rises."""
+def _greedy(
+    view: SolverView, tries: list[tuple[str, int]], length: int, digits: list[str]
+) -> tuple[str, str]:
+    """Hill-climb: change one random digit of the best code so far; keep it if the count rises.
+
+    With the hint it draws only the hinted digits, but still picks positions at random.
+    """
     if not tries:
-        return "Start anywhere.", "enter " + "0" * length
+        return "Start anywhere.", "enter " + digits[0] * length
     best, _ = max(tries, key=lambda item: item[1])
     seen = {guess for guess, _ in tries}
     for _ in range(50):
         position = view.rng.randrange(length)
-        candidate = best[:position] + view.rng.choice("0123456789") + best[position + 1 :]
+        candidate = best[:position] + view.rng.choice(digits) + best[position + 1 :]
         if candidate not in seen:
             return "Tweak one digit of my best code.", f"enter {candidate}"
     return "Tweak one digit of my best code.", f"enter {best}"

@@ -11,7 +11,9 @@ from duels.players import prompts
 from duels.players.base import ChatPlayer, PlayerError
 from duels.players.builtin import BUILTIN_PLAYER_SPECS, BuiltinPlayer
 from duels.players.scripted import FAMILIES, SKILLS, cipher, lights, maze, sequence, trading, vault
+from duels.players.scripted.common import HINT_ATTENTION
 from duels.players.scripted.setters import SETTER_STYLES
+from duels.players.scripted.solvers import solve
 from tests.helpers.parts import need
 
 
@@ -36,7 +38,7 @@ def reset_text(answer: prompts.SetterAnswer, seed: int = 0) -> str:
 
 
 def test_roster_covers_every_style_and_skill_with_slug_names():
-    assert 4 <= len(BUILTIN_PLAYER_SPECS) <= 5
+    assert 4 <= len(BUILTIN_PLAYER_SPECS) <= 6
     assert {s["params"]["setter_style"] for s in BUILTIN_PLAYER_SPECS} == set(SETTER_STYLES)
     assert {s["params"]["solver_skill"] for s in BUILTIN_PLAYER_SPECS} == set(SKILLS)
     names = [s["name"] for s in BUILTIN_PLAYER_SPECS]
@@ -136,17 +138,58 @@ def test_a_broken_once_setter_fixes_its_answer_after_the_repair_request():
     assert repaired.hint and "class Environment" in repaired.source
 
 
-def test_solvers_other_than_hint_search_ignore_the_hint():
-    answer = authored(player(setter_style="needs_hint", family="vault", seed=1))
-    observation = reset_text(answer)
-    for skill in ("greedy", "search"):
+def first_replies(skill: str, answer: prompts.SetterAnswer, seeds) -> list[tuple[str, str]]:
+    """The solver's first reply (unhinted, hinted) on each seed's reset text."""
+    solver = player(solver_skill=skill)
+    try:
+        from sandbox_runner import available_backends, open_sandbox
+    except ImportError:
+        available_backends = list
+    need(bool(available_backends()), "no sandbox backend (docker, bwrap or unshare) works here")
+    replies = []
+    with open_sandbox(answer.source, backend="auto") as sandbox:
+        for seed in seeds:
+            observation = sandbox.reset(seed=seed)
+            replies.append(tuple(
+                solver.complete(
+                    prompts.solver_messages(hint=hint, history=[], observation=observation)
+                ).text
+                for hint in (None, answer.hint)
+            ))
+    return replies
+
+
+def test_hint_attention_is_graded_and_the_random_solver_is_blind():
+    assert set(HINT_ATTENTION) == set(SKILLS)
+    assert HINT_ATTENTION["random"] == 0
+    assert 0 < HINT_ATTENTION["search"] < HINT_ATTENTION["hint_search"] == 1
+    task = "Code vault.\nA vault is locked by a 6-digit code (each digit 0-9)."
+    for seed in range(10):
         actions = {
-            player(solver_skill=skill).complete(
-                prompts.solver_messages(hint=hint, history=[], observation=observation)
-            ).text
-            for hint in (None, answer.hint)
+            solve(skill="random", observations=[task], actions=[], hint=hint,
+                  rng=random.Random(seed), episode_rng=random.Random(seed))
+            for hint in (None, "Every digit of the code is either 4 or 9.")
         }
-        assert len(actions) == 1, skill
+        assert len(actions) == 1
+
+
+def test_greedy_always_folds_the_hint_into_its_next_move():
+    answer = authored(player(setter_style="needs_hint", family="vault", seed=1))
+    digits = vault.hinted_digits(answer.hint)
+    for unhinted, hinted in first_replies("greedy", answer, range(4)):
+        assert prompts.parse_solver_action(unhinted).action == "enter 000000"
+        assert prompts.parse_solver_action(hinted).action == f"enter {digits[0] * 6}"
+
+
+def test_search_notices_the_hint_in_some_episodes_and_hint_search_in_all():
+    answer = authored(player(setter_style="needs_hint", family="maze", seed=2))
+    seeds = range(12)
+    search = first_replies("search", answer, seeds)
+    ace = first_replies("hint_search", answer, seeds)
+    assert not any("hint" in unhinted.lower() for unhinted, _ in search + ace)
+    noticed = sum("hint" in hinted.lower() for _, hinted in search)
+    assert 0 < noticed < len(seeds)
+    assert all("hint" in hinted.lower() for _, hinted in ace)
 
 
 def test_hint_search_applies_the_hint_from_its_system_prompt():
