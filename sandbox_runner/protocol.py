@@ -86,6 +86,7 @@ class MultiplexedSocketTransport(Transport):
     """A Docker attach socket: stdin in, stdout and stderr out in 8-byte-header frames."""
 
     log_settle_seconds = 0.05
+    stdout_stream = REPLY
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
@@ -101,6 +102,10 @@ class MultiplexedSocketTransport(Transport):
     def receive(self, timeout: float) -> list[tuple[str, bytes]]:
         if not self.poller.poll(max(timeout, 0.0) * 1000):
             return []
+        return self.receive_frames()
+
+    def receive_frames(self) -> list[tuple[str, bytes]]:
+        """Read the attach socket once and split what arrived into (stream, chunk) pairs."""
         data = self.sock.recv(READ_CHUNK)
         if not data:
             return [(REPLY, b"")]
@@ -112,7 +117,8 @@ class MultiplexedSocketTransport(Transport):
                     break
                 kind, size = struct.unpack(">BxxxL", self.pending[:8])
                 del self.pending[:8]
-                self.frame_stream, self.frame_left = (REPLY if kind == 1 else LOG), size
+                self.frame_stream = self.stdout_stream if kind == 1 else LOG
+                self.frame_left = size
                 continue
             take = bytes(self.pending[: self.frame_left])
             del self.pending[: len(take)]
@@ -123,6 +129,84 @@ class MultiplexedSocketTransport(Transport):
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()
+
+
+class FifoTransport(MultiplexedSocketTransport):
+    """Requests and replies over a FIFO pair; the attach socket carries only the log.
+
+    The attach socket still signals the end: it closes when the container exits. The FIFO's own
+    end of file is ignored (a child forked by the environment may hold it open anyway).
+    """
+
+    stdout_stream = LOG
+    send_timeout = 10.0
+
+    def __init__(self, sock: socket.socket, request_fd: int, reply_fd: int) -> None:
+        super().__init__(sock)
+        self.request_fd, self.reply_fd = request_fd, reply_fd
+        self.socket_fd = sock.fileno()
+        self.backlog: list[tuple[str, bytes]] = []
+        self.poller = select.poll()
+        self.poller.register(reply_fd, select.POLLIN)  # first: replies before the exit signal
+        self.poller.register(self.socket_fd, select.POLLIN)
+        os.set_blocking(request_fd, False)
+        os.set_blocking(reply_fd, False)
+
+    def wait_ready(self, timeout: float) -> None:
+        """Wait for the guest's b"ready" line (it has opened both FIFOs); keep any log."""
+        deadline = time.monotonic() + timeout
+        received = b""
+        while not received.endswith(b"ready\n"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SandboxTimeout("the sandbox guest did not start in time")
+            for stream, chunk in self.receive(remaining):
+                if stream == REPLY and not chunk:
+                    raise StreamClosed("the sandbox exited before it was ready")
+                if stream == REPLY:
+                    received += chunk
+                else:
+                    self.backlog.append((stream, chunk))
+            if len(received) > 6:
+                raise StreamClosed("the sandbox guest did not start cleanly")
+
+    def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        deadline = None
+        while view:
+            try:
+                view = view[os.write(self.request_fd, view):]
+            except BlockingIOError:
+                # The FIFO is full: the guest is not reading (stuck, or gone).
+                deadline = deadline or time.monotonic() + self.send_timeout
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([], [self.request_fd], [], remaining)[1]:
+                    raise OSError("the sandbox stopped reading requests") from None
+
+    def receive(self, timeout: float) -> list[tuple[str, bytes]]:
+        if self.backlog:
+            chunks, self.backlog = self.backlog, []
+            return chunks
+        chunks = []
+        for fd, _event in self.poller.poll(max(timeout, 0.0) * 1000):
+            if fd == self.reply_fd:
+                try:
+                    chunk = os.read(fd, READ_CHUNK)
+                except BlockingIOError:
+                    continue
+                if chunk:
+                    chunks.append((REPLY, chunk))
+                else:
+                    self.poller.unregister(fd)
+            else:
+                chunks += self.receive_frames()
+        return chunks
+
+    def close(self) -> None:
+        super().close()
+        for fd in (self.request_fd, self.reply_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def reject_constant(name: str) -> Any:

@@ -99,10 +99,14 @@ def describe_exit(status: int | None, stderr_tail: str) -> SandboxError:
 
 
 def guest_command(limits: SandboxLimits, python: str = SANDBOX_PYTHON,
-                  count_processes: bool = True) -> list[str]:
-    """Return the command that runs the guest: lean start-up, source passed inline."""
+                  count_processes: bool = True, channel_dir: str | None = None) -> list[str]:
+    """Return the command that runs the guest: lean start-up, source passed inline.
+
+    With `channel_dir` the guest speaks the protocol over the FIFOs in that directory.
+    """
+    channel = [channel_dir] if channel_dir else []
     return [python, "-S", "-I", "-c", guest_source(), *limits.guest_args(
-        count_processes=count_processes)]
+        count_processes=count_processes), *channel]
 
 
 class Backend(ABC):

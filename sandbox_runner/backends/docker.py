@@ -1,24 +1,45 @@
-"""Docker backend: one fresh, locked-down container per sandbox, talked to over attach."""
+"""Docker backend: one fresh, locked-down container per sandbox.
+
+Requests and replies travel over a FIFO pair in a private host directory bind-mounted read-only
+into the container, which bypasses the engine (the attach stream copies every message through
+dockerd). The attach stream still carries the log and signals the container's exit. Once the
+guest has opened both FIFOs the host deletes them and their directory, so nothing in the
+sandbox can reach the channel by path.
+"""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
+import shutil
 import socket
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
-from sandbox_runner.backends.base import Backend, SandboxProcess, describe_exit, guest_command
+from sandbox_runner.backends.base import (
+    NOBODY,
+    Backend,
+    SandboxProcess,
+    describe_exit,
+    guest_command,
+)
 from sandbox_runner.errors import SandboxError, SandboxMemoryExceeded, SandboxUnavailable
 from sandbox_runner.limits import SandboxLimits, configured_image
-from sandbox_runner.protocol import MultiplexedSocketTransport
+from sandbox_runner.protocol import FifoTransport
 
 logger = logging.getLogger(__name__)
 
 LABEL = "envduels.sandbox"
 OWNER_LABEL = "envduels.owner"
 OWNER = f"{socket.gethostname()}:{os.getpid()}"
+# Host side: one private directory per sandbox under CHANNEL_ROOT (mode 0700, owned by us).
+CHANNEL_ROOT = Path(tempfile.gettempdir()) / "envduels-sandbox-channels"
+CHANNEL_PATH = "/run/envduels-channel"  # where the container sees its own directory
+READY_TIMEOUT = 30.0  # a loaded CI machine can take a while to start Python in a container
 
 _client = None
 _client_lock = threading.Lock()
@@ -40,6 +61,7 @@ def docker_client():
         if not _reaped:
             _reaped = True
             reap_stale_containers(_client)
+            reap_stale_channel_dirs()
         return _client
 
 
@@ -75,18 +97,75 @@ def reap_stale_containers(client) -> int:
     return removed
 
 
+def reap_stale_channel_dirs() -> int:
+    """Remove channel directories left by dead processes (named envduels-PID-...)."""
+    removed = 0
+    with contextlib.suppress(OSError):
+        for entry in CHANNEL_ROOT.iterdir():
+            _prefix, _, rest = entry.name.partition("-")
+            pid = rest.partition("-")[0]
+            if pid.isdigit() and not pid_alive(int(pid)):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed += 1
+    return removed
+
+
+def make_channel_dir() -> Path:
+    """Create a fresh private directory holding the FIFOs `in` and `out`, owned by the sandbox
+    user (when we are root; otherwise our own, reachable only through the bind mount)."""
+    CHANNEL_ROOT.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(CHANNEL_ROOT, 0o700)
+    directory = Path(tempfile.mkdtemp(prefix=f"envduels-{os.getpid()}-", dir=CHANNEL_ROOT))
+    try:
+        for name in ("in", "out"):
+            os.mkfifo(directory / name, 0o600)
+        if os.geteuid() == 0:
+            for path in (directory / "in", directory / "out", directory):
+                os.chown(path, NOBODY, NOBODY)
+        else:  # the container user differs from ours; CHANNEL_ROOT (0700) keeps others out
+            for name in ("in", "out"):
+                os.chmod(directory / name, 0o666)
+            os.chmod(directory, 0o755)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return directory
+
+
 class DockerSandboxProcess(SandboxProcess):
     backend_name = "docker"
 
     def __init__(self, client, image: str, limits: SandboxLimits) -> None:
-        from docker.types import LogConfig, Ulimit
-
         self.client = client
         self.removed = False
+        self.container = None
+        self.transport = None
+        self.host_channel_dir = make_channel_dir()
+        # The host holds the far end of both FIFOs first, so the guest's opens never block.
+        # Opening `in` read-write never blocks either; writes to it are bounded in send().
+        request_fd = os.open(self.host_channel_dir / "in", os.O_RDWR | os.O_CLOEXEC)
+        try:
+            reply_fd = os.open(self.host_channel_dir / "out",
+                               os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except BaseException:
+            os.close(request_fd)
+            self.remove_channel_dir()
+            raise
+        self.fds = (request_fd, reply_fd)
+        try:
+            self.create(client, image, limits)
+        except BaseException:
+            self.kill()
+            raise
+
+    def create(self, client, image: str, limits: SandboxLimits) -> None:
+        from docker.types import LogConfig, Mount, Ulimit
+
         self.container = client.containers.create(
             image,
-            command=guest_command(limits, python="python3", count_processes=False),
-            stdin_open=True,
+            command=guest_command(limits, python="python3", count_processes=False,
+                                  channel_dir=CHANNEL_PATH),
+            stdin_open=False,
             tty=False,
             detach=True,
             network_mode="none",
@@ -107,20 +186,24 @@ class DockerSandboxProcess(SandboxProcess):
             hostname="sandbox",
             working_dir="/tmp",
             ipc_mode="none",  # own IPC namespace and no writable /dev/shm
+            # Only the channel directory, read-only (FIFOs open for writing on a read-only mount).
+            mounts=[Mount(CHANNEL_PATH, str(self.host_channel_dir), type="bind", read_only=True)],
             ulimits=[Ulimit(name="core", soft=0, hard=0), Ulimit(name="nofile", soft=256,
                                                                  hard=256)],
         )
-        try:
-            attached = client.api.attach_socket(
-                self.container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-            )
-            raw = getattr(attached, "_sock", attached)
-            self.transport = MultiplexedSocketTransport(raw)
-            self.keep_alive = attached  # closing the wrapper would close the socket
-            self.container.start()
-        except BaseException:
-            self.kill()
-            raise
+        attached = client.api.attach_socket(
+            self.container.id, params={"stdout": 1, "stderr": 1, "stream": 1}
+        )
+        raw = getattr(attached, "_sock", attached)
+        self.transport = FifoTransport(raw, *self.fds)
+        self.keep_alive = attached  # closing the wrapper would close the socket
+        self.container.start()
+        self.transport.wait_ready(READY_TIMEOUT)
+        # The guest holds its ends now: delete the names, so only its private fds remain.
+        self.remove_channel_dir()
+
+    def remove_channel_dir(self) -> None:
+        shutil.rmtree(self.host_channel_dir, ignore_errors=True)
 
     def alive(self) -> bool:
         if self.removed:
@@ -135,10 +218,15 @@ class DockerSandboxProcess(SandboxProcess):
         if self.removed:
             return
         self.removed = True
-        transport = getattr(self, "transport", None)
-        if transport is not None:
-            transport.close()
-        _remover.submit(self.remove_container)
+        if self.transport is not None:
+            self.transport.close()
+        else:
+            for fd in self.fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.remove_channel_dir()
+        if self.container is not None:
+            _remover.submit(self.remove_container)
 
     def remove_container(self) -> None:
         try:

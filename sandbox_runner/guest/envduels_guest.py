@@ -6,7 +6,12 @@ the environment prints can corrupt it, then loads the environment module and ans
 request's `id` so the host can reject anything that does not answer what it asked.
 
 Usage: python3 -S -I envduels_guest.py MEMORY_BYTES MAX_PROCESSES FILE_BYTES CPU_SECONDS
-       MAX_OBSERVATION_BYTES   (a limit of 0 means "leave as is")
+       MAX_OBSERVATION_BYTES [CHANNEL_DIR]   (a limit of 0 means "leave as is")
+
+With CHANNEL_DIR the protocol runs over the FIFOs CHANNEL_DIR/in and CHANNEL_DIR/out instead of
+stdin/stdout (Docker: a direct channel that bypasses the engine's attach stream). The guest
+opens both before any environment code exists and says "ready"; the host then deletes them, so
+the environment can only reach the protocol through the guest's own (private) descriptors.
 """
 
 import json
@@ -42,10 +47,17 @@ def apply_limits(memory_bytes, max_processes, file_bytes, cpu_seconds):
         resource.setrlimit(which, (value, value))
 
 
-def take_protocol_fds():
-    """Keep private copies of stdin/stdout for the protocol; fd 0 -> /dev/null, fd 1 -> log."""
-    protocol_in = os.dup(0)
-    protocol_out = os.dup(1)
+def take_protocol_fds(channel_dir=None):
+    """Take private protocol fds (copies of stdin/stdout, or the channel FIFOs, all above fd 2);
+    then fd 0 -> /dev/null and fd 1 -> the log, so nothing printed can reach the protocol."""
+    if channel_dir:
+        # The host holds the other end of each FIFO open already: neither open blocks.
+        protocol_in = os.open(channel_dir + "/in", os.O_RDONLY)
+        protocol_out = os.open(channel_dir + "/out", os.O_WRONLY)
+        write_all(protocol_out, b"ready\n")
+    else:
+        protocol_in = os.dup(0)
+        protocol_out = os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -257,7 +269,7 @@ def main(argv):
     numbers = [int(value) for value in argv[1:6]]
     memory_bytes, max_processes, file_bytes, cpu_seconds, max_observation_bytes = numbers
     apply_limits(memory_bytes, max_processes, file_bytes, cpu_seconds)
-    protocol_in, protocol_out = take_protocol_fds()
+    protocol_in, protocol_out = take_protocol_fds(argv[6] if len(argv) > 6 else None)
     serve(protocol_in, protocol_out, Guest(max_observation_bytes))
     sys.stderr.flush()
     os._exit(0)
