@@ -12,6 +12,7 @@ from django_tasks_db.models import DBTaskResult
 from duels.management.commands import tournament as tournament_command
 from duels.models import Duel, ModelCall, Player, Status, Tournament
 from duels.players import prompts
+from duels.players.builtin import BUILTIN_PLAYER_SPECS
 from duels.services.players import player_seed_builtin
 from sandbox_runner import available_backends
 from tests.helpers.parts import need
@@ -138,7 +139,10 @@ def test_demo_tournament_is_created_once():
     _run("demo_tournament")
     _run("demo_tournament")
     tournament = Tournament.objects.get()
-    assert tournament.players.count() == 4
+    # The whole built-in roster plays, so every setter style and degree of hint use shows.
+    roster = {spec["name"] for spec in BUILTIN_PLAYER_SPECS}
+    assert set(tournament.players.values_list("name", flat=True)) == roster
     assert set(tournament.players.values_list("builtin", flat=True)) == {True}
+    assert (tournament.rounds, tournament.attempts, tournament.observe) == (2, 2, True)
     assert tournament.status == Status.RUNNING
     assert tournament.duels_total == tournament.duels.count() > 0
