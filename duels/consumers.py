@@ -2,11 +2,16 @@
 
 Protocol (DESIGN.md "Live streaming and replay"): connect to `/ws/episodes/<uuid>/?since=N`;
 the server sends every stored step with index > N (all when `since` is absent) in batches
-`{"type": "steps", "episode", "items": [step messages]}`, then each new step as
-`{"type": "step", "episode", "index", "data"}`, and `{"type": "episode.status", ...}` once the
-episode has ended. The database is the truth: a doorbell (`step.ready`) is forwarded when it
-carries the next index, any gap is filled from the database, and a 0.5 s poll covers workers
-whose channel layer is not shared with this server.
+`{"type": "steps", "episode", "items": [step messages]}`, then new steps as they come, each
+as `{"type": "step", "episode", "index", "data"}` or, when several arrive close together, as
+one `steps` batch, and `{"type": "episode.status", ...}` once the episode has ended. The
+database is the truth: a doorbell (`step.ready`) is forwarded without a query when it carries
+the next index, any gap is filled from the database, and a 0.5 s poll covers workers whose
+channel layer is not shared with this server.
+
+Coalescing: a doorbell is forwarded at once when the viewer got no frame in the last
+COALESCE_SECONDS; otherwise it waits for the end of that window and goes out with the others
+that arrived meanwhile, so a fast episode costs each viewer at most one frame per window.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from duels.selectors.episodes import (
 )
 
 POLL_SECONDS = 0.5
+COALESCE_SECONDS = 0.025
 BATCH_SIZE = 500
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
@@ -71,6 +77,9 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         self.last_doorbell = 0.0
         self.lock = asyncio.Lock()
         self.poller: asyncio.Task | None = None
+        self.pending: list[dict] = []  # doorbell steps up to last_index, not sent yet
+        self.next_frame_at = 0.0
+        self.flusher: asyncio.Task | None = None
         self.group = f"episode.{self.episode_uuid}"
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
@@ -79,8 +88,9 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
             self.poller = asyncio.create_task(self.poll())
 
     async def disconnect(self, code: int) -> None:
-        if getattr(self, "poller", None):
-            self.poller.cancel()
+        for task in (getattr(self, "poller", None), getattr(self, "flusher", None)):
+            if task is not None:
+                task.cancel()
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -96,21 +106,36 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
             "data": payload,
         }
 
+    async def send_steps(self, items: list[dict]) -> None:
+        if len(items) == 1:
+            await self.send_json(items[0])
+        elif items:
+            await self.send_json({"type": "steps", "episode": self.episode_uuid, "items": items})
+
+    async def send_pending(self) -> None:
+        """Send the doorbell steps held back by the coalescing window (caller holds the lock)."""
+        if not self.pending:
+            return
+        items, self.pending = self.pending, []
+        await self.send_steps(items)
+        self.next_frame_at = time.monotonic() + COALESCE_SECONDS
+
+    async def send_pending_later(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        async with self.lock:
+            self.flusher = None
+            await self.send_pending()
+
     async def send_news(self) -> None:
         """Send every stored step after the last one sent, then the status if it has ended."""
         async with self.lock:
             if self.ended:
                 return
+            await self.send_pending()  # they precede anything the database has after them
             while True:
                 state, rows = await _load_news(self.episode_uuid, self.episode_pk, self.last_index)
                 if rows:
-                    items = [self.step_message(row) for row in rows]
-                    if len(items) == 1:
-                        await self.send_json(items[0])
-                    else:
-                        await self.send_json(
-                            {"type": "steps", "episode": self.episode_uuid, "items": items}
-                        )
+                    await self.send_steps([self.step_message(row) for row in rows])
                     self.last_index = rows[-1]["index"]
                 if len(rows) < BATCH_SIZE:
                     break
@@ -133,8 +158,13 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
             if self.ended or index is None or index <= self.last_index:
                 return
             if data and index == self.last_index + 1:
-                await self.send_json(self.step_message({**data, "index": index}))
+                self.pending.append(self.step_message({**data, "index": index}))
                 self.last_index = index
+                wait = self.next_frame_at - time.monotonic()
+                if wait <= 0:
+                    await self.send_pending()
+                elif self.flusher is None:
+                    self.flusher = asyncio.create_task(self.send_pending_later(wait))
                 return
         # A gap (or a doorbell without data): the database has every step up to `index`.
         await self.send_news()
