@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
@@ -18,9 +17,14 @@ from duels.views import duels_pages, environments, episodes, players, tournament
 
 
 @require_GET
-@login_required
 def home(request: HttpRequest) -> HttpResponse:
-    """Running tournaments with live progress, the latest duels and the leaderboard."""
+    """Running tournaments with live progress, the latest duels and the leaderboard.
+
+    Signed-out visitors get a short landing page (what this is, the players, sign in); every
+    other page needs sign-in.
+    """
+    if not request.user.is_authenticated:
+        return render(request, "duels/landing.html", {"players": dashboard_players()})
     context = {
         "tournaments": dashboard_active_tournaments(),
         "duels": dashboard_latest_duels(),

@@ -30,8 +30,12 @@ def page_urls(make) -> list[str]:
     ]
 
 
-def test_every_page_needs_sign_in(client, make):
-    for url in page_urls(make):
+def test_every_page_but_the_landing_page_needs_sign_in(client, make):
+    urls = page_urls(make)
+    landing = client.get("/")
+    assert landing.status_code == 200
+    assert b"Sign in to browse" in landing.content and b"/admin/" in landing.content
+    for url in urls[1:]:
         response = client.get(url)
         assert response.status_code == 302, url
         assert response["Location"].startswith("/accounts/login/?next="), url
