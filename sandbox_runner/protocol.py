@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import select
 import socket
@@ -216,21 +217,28 @@ def reject_constant(name: str) -> Any:
 # The step round trip is the hot path: scan and encode with json's C helpers directly, which
 # skips the per-call setup that json.loads / json.dumps do.
 SCAN_REPLY = json.JSONDecoder(parse_constant=reject_constant).scan_once
-ENCODE_STRING = json.encoder.encode_basestring
+ENCODE_STRING = json.encoder.encode_basestring_ascii
+SCAN_STRING = json.decoder.scanstring
+# What follows the observation in a step reply as the guest formats it; any other (valid) form
+# takes the general parser. No NaN or Infinity: those are not JSON numbers.
+STEP_REPLY_TAIL = re.compile(
+    r',"done":(true|false),"success":(true|false),'
+    r'"reward":(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)\}\n'
+)
 
 
-def encode_request(request_id: str, message: dict[str, Any]) -> bytes:
-    """Return one request line: {"id": ..., **message} as JSON plus a newline."""
-    parts = ['{"id":"', request_id, '"']
+def encode_body(message: dict[str, Any]) -> bytes:
+    """Return a request line without its id: ',"key":value...}' plus a newline, all ASCII."""
+    parts = []
     for key, value in message.items():
         if type(value) is str:
             parts += [',"', key, '":', ENCODE_STRING(value)]
         elif type(value) is int:
             parts += [',"', key, '":', str(value)]
         else:
-            parts += [',"', key, '":', json.dumps(value, ensure_ascii=False)]
+            parts += [',"', key, '":', json.dumps(value)]
     parts.append("}\n")
-    return "".join(parts).encode("utf-8", "surrogatepass")
+    return "".join(parts).encode("ascii")
 
 
 class Channel:
@@ -240,7 +248,7 @@ class Channel:
         self.transport = transport
         self.max_reply_bytes = max_reply_bytes
         self.max_log_bytes = max_log_bytes
-        self.nonce = secrets.token_hex(4)
+        self.id_prefix = secrets.token_hex(4) + "-"
         self.sequence = 0
         self.replies = bytearray()
         self.log_parts: list[bytes] = []
@@ -253,13 +261,61 @@ class Channel:
 
     def call(self, message: dict[str, Any], deadline: float) -> dict[str, Any]:
         """Send `message`; return the `ok` reply, or raise the error that matches the failure."""
-        self.sequence += 1
-        request_id = f"{self.nonce}-{self.sequence}"
+        return self.exchange(encode_body(message), deadline, deadline - time.monotonic())
+
+    def exchange(self, body: bytes, deadline: float, timeout: float) -> dict[str, Any]:
+        """Send a request whose line after the id is `body` (see encode_body); `timeout` is
+        `deadline` minus now, which the caller has at hand."""
+        request_id, line = self.send_and_read(body, deadline, timeout)
+        return self.checked_reply(request_id, line)
+
+    def exchange_step(self, body: bytes, deadline: float,
+                      timeout: float) -> tuple[str, bool, bool, float]:
+        """Send a step request; return (observation, done, success, reward) from its reply."""
+        request_id, line = self.send_and_read(body, deadline, timeout)
+        prefix = '{"ok":true,"id":"' + request_id + '","observation":"'
         try:
-            self.transport.send(encode_request(request_id, message))
+            text = line.decode("utf-8")
+            if text.startswith(prefix):
+                observation, end = SCAN_STRING(text, len(prefix))
+                tail = STEP_REPLY_TAIL.fullmatch(text, end)
+                if tail is not None:
+                    return (observation, tail[1] == "true", tail[2] == "true",
+                            float(tail[3]))
+        except ValueError:
+            pass  # the general parser says what is wrong
+        reply = self.checked_reply(request_id, line)
+        observation, done = reply.get("observation"), reply.get("done")
+        success, reward = reply.get("success"), reply.get("reward", 0.0)
+        if type(done) is not bool or type(success) is not bool or type(reward) not in (int, float):
+            raise ProtocolViolation("the sandbox sent a malformed step reply")
+        if not isinstance(observation, str):
+            raise ProtocolViolation("the sandbox sent a reply without an observation")
+        return observation, done, success, float(reward)
+
+    def send_and_read(self, body: bytes, deadline: float, timeout: float) -> tuple[str, bytes]:
+        """Send one request; return its id and the next reply line (newline included)."""
+        self.sequence += 1
+        request_id = self.id_prefix + str(self.sequence)
+        try:
+            self.transport.send(b'{"id":"' + request_id.encode() + b'"' + body)
         except OSError as error:
             raise StreamClosed(f"could not send to the sandbox: {error}") from error
-        reply = self.parse(self.read_line(deadline))
+        line = None
+        if not self.replies:
+            # Fast path: the whole reply arrives alone, as one chunk ending in its newline.
+            chunks = self.transport.receive(timeout)
+            if len(chunks) == 1:
+                stream, line = chunks[0]
+                if stream != REPLY or not line or line.find(b"\n") != len(line) - 1:
+                    line = None
+            if line is None:
+                self.absorb(chunks)
+        return request_id, line or self.read_line(deadline)
+
+    def checked_reply(self, request_id: str, line: bytes) -> dict[str, Any]:
+        """Parse a reply line; return it when it answers `request_id` and is `ok`, else raise."""
+        reply = self.parse(line)
         if reply.get("id") != request_id:
             raise ProtocolViolation("the sandbox sent a reply that does not answer the request")
         if reply.get("ok") is True:
@@ -267,18 +323,11 @@ class Channel:
         raise reply_error(reply.get("error"))
 
     def read_line(self, deadline: float) -> bytes:
-        if not self.replies:
-            # Fast path: the whole reply arrives as one chunk ending in its newline.
-            self.pump(deadline - time.monotonic())
-            replies = self.replies
-            if replies.endswith(b"\n") and replies.count(b"\n") == 1:
-                line = bytes(replies[:-1])
-                replies.clear()
-                return line
+        """Return the next reply line, newline included."""
         while True:
             newline = self.replies.find(b"\n")
             if newline >= 0:
-                line = bytes(self.replies[:newline])
+                line = bytes(self.replies[: newline + 1])
                 del self.replies[: newline + 1]
                 return line
             if len(self.replies) > self.max_reply_bytes:
@@ -292,7 +341,10 @@ class Channel:
 
     def pump(self, timeout: float) -> None:
         """Move whatever arrives within `timeout` into the reply buffer or the log."""
-        for stream, chunk in self.transport.receive(timeout):
+        self.absorb(self.transport.receive(timeout))
+
+    def absorb(self, chunks: list[tuple[str, bytes]]) -> None:
+        for stream, chunk in chunks:
             if stream == REPLY:
                 if not chunk:
                     raise StreamClosed("the sandbox closed its reply stream")
@@ -328,10 +380,11 @@ class Channel:
 
     @staticmethod
     def parse(line: bytes) -> dict[str, Any]:
+        """Parse one reply line (ending in its newline) into a dict."""
         try:
             text = line.decode("utf-8")
             reply, end = SCAN_REPLY(text, 0)
-            if end != len(text):
+            if end != len(text) - 1:
                 raise ValueError("extra data after the JSON object")
         except StopIteration:
             raise ProtocolViolation("the sandbox sent a reply that is not JSON") from None

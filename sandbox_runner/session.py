@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,13 @@ from sandbox_runner.errors import (
     SandboxTimeout,
 )
 from sandbox_runner.limits import SandboxLimits
-from sandbox_runner.protocol import Channel, ProtocolViolation, StreamClosed
+from sandbox_runner.protocol import (
+    ENCODE_STRING,
+    Channel,
+    ProtocolViolation,
+    StreamClosed,
+    encode_body,
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,15 @@ class StepResult:
     done: bool
     success: bool
     reward: float = 0.0
+
+    @classmethod
+    def checked(cls, observation: str, done: bool, success: bool, reward: float) -> StepResult:
+        """Build from values already type-checked, skipping the frozen per-field setattr
+        (the step hot path; a frozen dataclass keeps its fields in the instance dict)."""
+        result = object.__new__(cls)
+        result.__dict__.update(observation=observation, done=done, success=success,
+                               reward=reward)
+        return result
 
 
 class Sandbox:
@@ -65,14 +81,16 @@ class Sandbox:
         self.has_reference = bool(reply.get("has_reference"))
 
     def reset(self, seed: int = 0) -> str:
-        return self.observation(self.call("reset", seed=int(seed)))
+        text = self.call("reset", seed=int(seed)).get("observation")
+        if not isinstance(text, str):
+            self.fail(ProtocolViolation("the sandbox sent a reply without an observation"))
+        return self.observation(text)
 
     def step(self, action: str) -> StepResult:
-        reply = self.call("step", action=str(action))
-        done, success, reward = reply.get("done"), reply.get("success"), reply.get("reward", 0.0)
-        if type(done) is not bool or type(success) is not bool or type(reward) not in (int, float):
-            self.fail(ProtocolViolation("the sandbox sent a malformed step reply"))
-        return StepResult(self.observation(reply), done, success, float(reward))
+        body = b',"op":"step","action":' + ENCODE_STRING(str(action)).encode() + b"}\n"
+        observation, done, success, reward = self.request(
+            "step", body, self.channel.exchange_step)
+        return StepResult.checked(self.observation(observation), done, success, reward)
 
     def reference_solution(self, seed: int = 0) -> list[str] | None:
         if not self.has_reference:
@@ -84,10 +102,8 @@ class Sandbox:
             self.fail(ProtocolViolation("the sandbox sent a malformed reference reply"))
         return actions
 
-    def observation(self, reply: dict[str, Any]) -> str:
-        text = reply.get("observation")
-        if not isinstance(text, str):
-            self.fail(ProtocolViolation("the sandbox sent a reply without an observation"))
+    def observation(self, text: str) -> str:
+        """Return `text` when it is within the observation byte limit, else kill and raise."""
         limit = self.limits.max_observation_bytes
         if len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit:
             self.fail(SandboxOutputExceeded(
@@ -95,6 +111,11 @@ class Sandbox:
         return text
 
     def call(self, op: str, **fields: Any) -> dict[str, Any]:
+        return self.request(op, encode_body({"op": op, **fields}))
+
+    def request(self, op: str, body: bytes, exchange: Callable | None = None) -> Any:
+        """Send one request (`body` as made by encode_body) under the call and episode limits;
+        return what `exchange` (by default the channel's) makes of the reply."""
         if self.failure is not None:
             raise type(self.failure)(f"the sandbox was already stopped: {self.failure}")
         if self.closed:
@@ -102,7 +123,7 @@ class Sandbox:
         now = time.monotonic()
         deadline = min(now + self.limits.call_timeout, self.episode_deadline)
         try:
-            return self.channel.call({"op": op, **fields}, deadline)
+            return (exchange or self.channel.exchange)(body, deadline, deadline - now)
         except SandboxTimeout:
             which = ("episode", self.limits.episode_timeout)
             if deadline != self.episode_deadline:

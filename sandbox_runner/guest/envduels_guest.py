@@ -16,11 +16,21 @@ the environment can only reach the protocol through the guest's own (private) de
 
 import json
 import os
+import re
 import sys
 
 MAIN_PID = os.getpid()
 ENV_FILENAME = "<environment>"
 MAX_TRACEBACK_CHARS = 4000
+INFINITY = float("inf")
+JSON_BOOL = {True: "true", False: "false"}
+STEP_REPLY = '{"ok":true,"id":%s,"observation":%s,"done":%s,"success":%s,"reward":%r}\n'
+# The host's step request, exactly as it formats one (ASCII, no spaces); anything else takes
+# the general JSON path.
+STEP_REQUEST = re.compile(
+    rb'\{"id":("[0-9a-f]+-[0-9]+"),"op":"step","action":("[ !#-\[\]-~]*")\}\n')
+encode_string = json.encoder.encode_basestring_ascii
+FORKED = []  # set in any child forked through os.fork (checked before every reply)
 
 
 def apply_limits(memory_bytes, max_processes, file_bytes, cpu_seconds):
@@ -87,8 +97,6 @@ class Guest:
             if op == "load":
                 return self.load(request["code"])
             raise ContractError("the environment is not loaded")
-        if op == "step":  # the hot path first
-            return self.checked_step(self.env.step(str(request["action"])))
         if op == "reset":
             return {"observation": self.checked_text(self.env.reset(int(request["seed"])))}
         if op == "reference":
@@ -130,26 +138,28 @@ class Guest:
             )
         return value
 
-    def checked_step(self, result):
+    def step_line(self, id_json, result):
+        """The hot path: check what step() returned and format the reply line directly.
+
+        `id_json` is the request id already written as JSON."""
         if not isinstance(result, dict):
             raise ContractError("step() must return a dict, got %s" % type(result).__name__)
-        for key in ("observation", "done", "success"):
-            if key not in result:
-                raise ContractError("step() result is missing %r" % key)
-        observation = self.checked_text(result["observation"], "observation must be a str")
-        if type(result["done"]) is not bool or type(result["success"]) is not bool:
+        try:
+            observation, done, success = result["observation"], result["done"], result["success"]
+        except KeyError as missing:
+            raise ContractError("step() result is missing %r" % (missing.args[0],)) from None
+        if type(observation) is not str or len(observation) * 4 > self.max_observation_bytes \
+                or not observation.isascii():
+            observation = self.checked_text(observation, "observation must be a str")
+        if type(done) is not bool or type(success) is not bool:
             raise ContractError("done and success must be bools")
         reward = result.get("reward", 0.0)
         if reward is None:
             reward = 0.0
-        if type(reward) not in (int, float) or reward != reward or abs(reward) == float("inf"):
+        if type(reward) not in (int, float) or reward != reward or abs(reward) == INFINITY:
             raise ContractError("reward must be a finite number, got %r" % (reward,))
-        return {
-            "observation": observation,
-            "done": result["done"],
-            "success": result["success"],
-            "reward": float(reward),
-        }
+        return (STEP_REPLY % (id_json, encode_string(observation), JSON_BOOL[done],
+                              JSON_BOOL[success], float(reward))).encode("ascii")
 
     def reference(self, seed):
         method = getattr(self.env, "reference_solution", None)
@@ -213,56 +223,57 @@ def write_all(fd, data):
         view = view[written:]
 
 
-def encode_step_reply(reply, encode_string=json.encoder.encode_basestring_ascii):
-    """The hot path: a step reply formatted directly (values were checked by checked_step)."""
-    return '{"ok":true,"id":%s,"observation":%s,"done":%s,"success":%s,"reward":%r}' % (
-        encode_string(reply["id"]) if type(reply["id"]) is str else json.dumps(reply["id"]),
-        encode_string(reply["observation"]),
-        "true" if reply["done"] else "false",
-        "true" if reply["success"] else "false",
-        reply["reward"],
-    )
-
-
 def serve(protocol_in, protocol_out, guest):
     reader = os.fdopen(protocol_in, "rb")
     loads = json.loads
     scan = json.JSONDecoder().scan_once
+    match_step = STEP_REQUEST.fullmatch
     # One encoder for the whole session: json.dumps would build a new one for every reply.
     encode = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+    os.register_at_fork(after_in_child=lambda: FORKED.append(True))
     while True:
         line = reader.readline()
         if not line:
             return
-        request_id = None
+        request_id = data = None
         try:
-            try:
-                request = scan(line.decode("utf-8"), 0)[0]
-            except StopIteration:
-                request = loads(line)  # raises a ValueError that says what is wrong
-            request_id = request.get("id")
-            if request.get("op") == "close":
-                return
-            reply = guest.handle(request)
-            reply["ok"] = True
+            step = match_step(line) if guest.env is not None else None
+            if step is not None:  # the hot path: an action without escapes
+                id_json = step.group(1).decode("ascii")
+                request_id = id_json[1:-1]
+                data = guest.step_line(id_json, guest.env.step(step.group(2)[1:-1].decode()))
+            else:
+                try:
+                    request = scan(line.decode("utf-8"), 0)[0]
+                except StopIteration:
+                    request = loads(line)  # raises a ValueError that says what is wrong
+                request_id = request.get("id")
+                op = request.get("op")
+                if op == "step" and guest.env is not None:
+                    data = guest.step_line(encode(request_id),
+                                           guest.env.step(str(request["action"])))
+                elif op == "close":
+                    return
+                else:
+                    reply = guest.handle(request)
+                    reply["ok"] = True
         except BaseException as error:  # the environment may raise anything, even SystemExit
-            if os.getpid() != MAIN_PID:
+            if FORKED or os.getpid() != MAIN_PID:
                 os._exit(0)
+            data = None
             reply = {"ok": False, "error": safe_describe_error(error)}
-        if os.getpid() != MAIN_PID:
+        if FORKED:
             # A child forked by the environment returned into the guest: it must never reply.
             os._exit(0)
         flush_log()
-        reply["id"] = request_id
-        try:
-            if len(reply) == 6 and "done" in reply:
-                data = encode_step_reply(reply).encode("ascii")
-            else:
-                data = encode(reply).encode("ascii")
-        except (ValueError, TypeError) as error:
-            reply = {"ok": False, "id": request_id, "error": describe_error(error)}
-            data = json.dumps(reply).encode("ascii")
-        write_all(protocol_out, data + b"\n")
+        if data is None:
+            reply["id"] = request_id
+            try:
+                data = encode(reply).encode("ascii") + b"\n"
+            except (ValueError, TypeError) as error:
+                reply = {"ok": False, "id": request_id, "error": describe_error(error)}
+                data = json.dumps(reply).encode("ascii") + b"\n"
+        write_all(protocol_out, data)
 
 
 def main(argv):

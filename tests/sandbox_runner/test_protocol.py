@@ -13,7 +13,14 @@ from sandbox_runner import (
     SandboxOutputExceeded,
     SandboxTimeout,
 )
-from sandbox_runner.protocol import LOG, REPLY, Channel, ProtocolViolation, Transport
+from sandbox_runner.protocol import (
+    LOG,
+    REPLY,
+    Channel,
+    ProtocolViolation,
+    Transport,
+    encode_body,
+)
 
 
 class ScriptedTransport(Transport):
@@ -105,3 +112,40 @@ def test_guest_error_kinds_map_to_error_types():
         channel(failure("output")).call({"op": "step"}, soon())
     with pytest.raises(EnvCodeError, match="X: m"):
         channel(failure("env")).call({"op": "step"}, soon())
+
+
+def step(answer) -> tuple[str, bool, bool, float]:
+    deadline = soon()
+    body = encode_body({"op": "step", "action": "go"})
+    return channel(answer).exchange_step(body, deadline, deadline - time.monotonic())
+
+
+def canonical(request_id: str, observation: str, tail: str) -> list[tuple[str, bytes]]:
+    """A step reply exactly as the guest formats it (the host's fast path)."""
+    line = '{"ok":true,"id":"' + request_id + '","observation":' + json.dumps(observation)
+    return [(REPLY, (line + tail + "\n").encode())]
+
+
+@pytest.mark.parametrize("observation", ["plain", 'quote " and \\ and \n', "caf\u00e9 \u2603"])
+def test_step_replies_read_the_same_on_the_fast_and_the_general_path(observation):
+    fast = step(lambda request: canonical(
+        request["id"], observation, ',"done":true,"success":false,"reward":-1.5e2}'))
+    general = step(lambda request: [(REPLY, reply(
+        request, observation=observation, done=True, success=False, reward=-150))])
+    assert fast == general == (observation, True, False, -150.0)
+
+
+@pytest.mark.parametrize("tail, error", [
+    (',"done":true,"success":true,"reward":NaN}', "invalid reply"),
+    (',"done":"yes","success":true,"reward":1.0}', "malformed step reply"),
+    (',"done":true,"success":true,"reward":1.0} extra', "extra data"),
+])
+def test_step_replies_off_the_fast_path_are_still_checked(tail, error):
+    with pytest.raises(ProtocolViolation, match=error):
+        step(lambda request: canonical(request["id"], "x", tail))
+
+
+def test_step_reply_for_another_request_is_rejected_on_the_fast_path():
+    with pytest.raises(ProtocolViolation, match="does not answer"):
+        step(lambda request: canonical(
+            request["id"] + "0", "x", ',"done":true,"success":true,"reward":1.0}'))
