@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -29,19 +30,28 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 
 
-def setup_django(workdir: str, redis_url: str = "", *, pubsub: bool = False) -> None:
+LAYERS = {
+    # The production settings: whatever envduels_site/settings.py picks for REDIS_URL.
+    "settings": None,
+    # For comparison: channels_redis' list-based layer (one Redis list push per member).
+    "core": "CHANNEL_LAYERS['default'] = {'BACKEND': 'channels_redis.core.RedisChannelLayer', "
+            "'CONFIG': {'hosts': [REDIS_URL], 'capacity': 5000, 'expiry': 30}}\n",
+    # For comparison: channels_redis' pub/sub layer (one PUBLISH per group message).
+    "pubsub": "CHANNEL_LAYERS['default'] = {'BACKEND': "
+              "'channels_redis.pubsub.RedisPubSubChannelLayer', "
+              "'CONFIG': {'hosts': [REDIS_URL]}}\n",
+}
+
+
+def setup_django(workdir: str, redis_url: str = "", *, layer: str = "settings") -> None:
     os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
     os.environ["ENVDUELS_VAR_DIR"] = workdir
     os.environ["DJANGO_SETTINGS_MODULE"] = "envduels_site.settings"
-    if pubsub:
-        # Same settings, but the Redis pub/sub channel layer (one PUBLISH per group message).
+    os.environ["PYTHONPATH"] = os.pathsep.join([workdir, str(ROOT)])
+    if LAYERS[layer]:
         Path(workdir, "bench_settings.py").write_text(
-            "from envduels_site.settings import *  # noqa\n"
-            "CHANNEL_LAYERS['default']['BACKEND'] = "
-            "'channels_redis.pubsub.RedisPubSubChannelLayer'\n"
-            "CHANNEL_LAYERS['default']['CONFIG'] = {'hosts': [REDIS_URL]}\n"
+            "from envduels_site.settings import *  # noqa\n" + LAYERS[layer]
         )
-        os.environ["PYTHONPATH"] = os.pathsep.join([workdir, str(ROOT)])
         sys.path.insert(0, workdir)
         os.environ["DJANGO_SETTINGS_MODULE"] = "bench_settings"
     os.environ["DJANGO_ALLOWED_HOSTS"] = "127.0.0.1,localhost,testserver"
@@ -155,6 +165,8 @@ async def watch(port: int, episode_uuid: str, cookie: str, on_message, *, ready=
         url, headers={"Cookie": f"sessionid={cookie}", "Origin": f"http://127.0.0.1:{port}"}
     )
     factory.protocol = Viewer
+    # The server is trusted here: skip UTF-8 validation so the measuring process stays light.
+    factory.setProtocolOptions(utf8validateIncoming=False)
     await loop.create_connection(factory, "127.0.0.1", port)
     await done
 
@@ -198,9 +210,21 @@ def bench_catch_up(port: int, cookie: str) -> None:
 # --- 3. fan-out ----------------------------------------------------------------------------
 
 
+def cpu_seconds(pid: int | None = None) -> float:
+    """User+system CPU time of this process (or of `pid`, from /proc)."""
+    if pid is None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_clients(port: int, episode_uuid: str, cookie: str, count: int, out: str) -> None:
-    """Client process: `count` viewers of one live episode; writes per-client receive times."""
+    """Client process: `count` viewers of one live episode in one asyncio loop; writes
+    per-client receive times, the number of frames and this process's CPU use."""
     received: list[dict[int, list[float]]] = [{} for _ in range(count)]
+    frames = 0
+    marks: dict[str, float] = {}
 
     async def main():
         connected = 0
@@ -209,10 +233,13 @@ def run_clients(port: int, episode_uuid: str, cookie: str, count: int, out: str)
             nonlocal connected
             connected += 1
             if connected == count:
+                marks["cpu"], marks["wall"] = cpu_seconds(), time.time()
                 print("ready", flush=True)
 
         def handler(slot):
             def on_message(message, at):
+                nonlocal frames
+                frames += 1
                 for index in step_indices(message):
                     received[slot].setdefault(index, []).append(at)
             return on_message
@@ -221,7 +248,10 @@ def run_clients(port: int, episode_uuid: str, cookie: str, count: int, out: str)
                                for i in range(count)))
 
     asyncio.run(main())
-    Path(out).write_text(json.dumps(received))
+    Path(out).write_text(json.dumps({
+        "received": received, "frames": frames, "cpu": cpu_seconds() - marks["cpu"],
+        "wall": time.time() - marks["wall"],
+    }))
 
 
 def run_writer(episode_uuid: str, rate: int, seconds: int, out: str) -> None:
@@ -230,6 +260,7 @@ def run_writer(episode_uuid: str, rate: int, seconds: int, out: str) -> None:
     from django.db import transaction
 
     from duels.models import Episode, Status, Step
+    from duels.services import doorbell
     from duels.services.doorbell import doorbell_episode_ended, doorbell_step_ready
 
     episode = Episode.objects.get(uuid=episode_uuid)
@@ -250,14 +281,20 @@ def run_writer(episode_uuid: str, rate: int, seconds: int, out: str) -> None:
     Episode.objects.filter(pk=episode.pk).update(status=Status.FINISHED, steps=total)
     episode.status = Status.FINISHED
     doorbell_episode_ended(episode=episode, duel_uuid=None, tournament_uuid=None)
+    flushed = doorbell.doorbell_flush(timeout=30)
     rings.sort()
-    print(f"   writer: doorbell send p50 {rings[len(rings) // 2]:.1f} ms, "
-          f"p99 {rings[int(len(rings) * 0.99) - 1]:.1f} ms", flush=True)
+    sender = doorbell._sender
+    print(f"   writer: doorbell ring (time the step's thread spends) p50 "
+          f"{rings[len(rings) // 2]:.3f} ms, p99 {rings[int(len(rings) * 0.99) - 1]:.3f} ms; "
+          f"sent {sender.sent}, dropped {sender.dropped}, failed {sender.failed}, "
+          f"flushed {flushed}", flush=True)
     Path(out).write_text(json.dumps(committed))
 
 
 def bench_fan_out(port: int, cookie: str, workdir: str, *, clients: int, rate: int,
-                  seconds: int) -> None:
+                  seconds: int, server_pid: int, layer: str) -> None:
+    from django.conf import settings
+
     from duels.models import Status, Step
     from tests import factories
 
@@ -270,19 +307,28 @@ def bench_fan_out(port: int, cookie: str, workdir: str, *, clients: int, rate: i
          str(episode.uuid), "--cookie", cookie, "--count", str(clients), "--out", clients_out],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
     )
-    assert viewer.stdout.readline().strip() == "ready"
-    time.sleep(1.0)  # let every consumer finish its catch-up
-    writer = subprocess.Popen(
-        [PYTHON, __file__, "--role", "writer", "--episode", str(episode.uuid), "--rate",
-         str(rate), "--seconds", str(seconds), "--out", writer_out],
-        cwd=ROOT, env=env,
-    )
-    writer.wait()
-    viewer.wait(timeout=60)
+    writer = None
+    try:
+        assert viewer.stdout.readline().strip() == "ready"
+        time.sleep(1.0)  # let every consumer finish its catch-up
+        server_cpu, started = cpu_seconds(server_pid), time.time()
+        writer = subprocess.Popen(
+            [PYTHON, __file__, "--role", "writer", "--episode", str(episode.uuid), "--rate",
+             str(rate), "--seconds", str(seconds), "--out", writer_out],
+            cwd=ROOT, env=env,
+        )
+        writer.wait(timeout=seconds * 10 + 60)
+        viewer.wait(timeout=120)
+        server_cpu = cpu_seconds(server_pid) - server_cpu
+        wall = time.time() - started
+    finally:
+        for process in (writer, viewer):
+            if process is not None and process.poll() is None:
+                process.kill()
     committed = {int(k): v for k, v in json.loads(Path(writer_out).read_text()).items()}
-    received = json.loads(Path(clients_out).read_text())
+    result = json.loads(Path(clients_out).read_text())
     latencies, lost, duplicated = [], 0, 0
-    for per_client in received:
+    for per_client in result["received"]:
         per_client = {int(k): v for k, v in per_client.items()}
         for index, at in committed.items():
             times = per_client.get(index)
@@ -294,11 +340,16 @@ def bench_fan_out(port: int, cookie: str, workdir: str, *, clients: int, rate: i
     latencies.sort()
     p50 = latencies[len(latencies) // 2]
     p99 = latencies[int(len(latencies) * 0.99) - 1]
+    backend = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
     print(f"3. fan-out: {clients} clients, writer {rate} steps/s for {seconds} s "
-          f"(Daphne + Redis layer, writer and clients in separate processes)")
+          f"(Daphne + {backend} ({layer}), writer and clients in separate processes)")
     print(f"   deliveries {len(latencies):,} of {len(committed) * clients:,}; "
           f"commit→client latency p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms "
           f"(target p99 <= 250 ms); lost {lost}, duplicated {duplicated}")
+    print(f"   frames {result['frames']:,} ({result['frames'] / result['wall']:,.0f}/s, "
+          f"{len(latencies) / max(result['frames'], 1):.1f} steps a frame); CPU share of one "
+          f"core: Daphne {server_cpu / wall:.0%}, clients process "
+          f"{result['cpu'] / result['wall']:.0%}; load average {os.getloadavg()[0]:.2f}")
 
 
 def main() -> None:
@@ -307,8 +358,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--rate", type=int, default=100)
     parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--pubsub", action="store_true",
-                        help="use channels_redis' pub/sub layer instead of the default one")
+    parser.add_argument("--layer", choices=sorted(LAYERS), default="settings",
+                        help="channel layer: as the settings pick it (default) or a named one")
+    parser.add_argument("--fan-out-only", action="store_true", help="run benchmark 3 only")
     parser.add_argument("--role", default="main", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--episode", help=argparse.SUPPRESS)
@@ -323,7 +375,7 @@ def main() -> None:
         run_clients(args.port, args.episode, args.cookie, args.count, args.out)
         return
     if args.role == "writer":
-        sys.path.insert(0, os.environ["ENVDUELS_VAR_DIR"])
+        sys.path[:0] = [os.environ["ENVDUELS_VAR_DIR"], str(ROOT)]
         import django
 
         django.setup()
@@ -331,20 +383,22 @@ def main() -> None:
         return
 
     with tempfile.TemporaryDirectory(prefix="envduels-web-bench-") as workdir:
-        setup_django(workdir, args.redis, pubsub=args.pubsub)
+        setup_django(workdir, args.redis, layer=args.layer)
         from django.contrib.auth import get_user_model
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
         user = get_user_model().objects.create_user("bench", password="bench-pass-123")
-        bench_episode_page(user)
+        if not args.fan_out_only:
+            bench_episode_page(user)
         port = free_port()
         server = start_daphne(port)
         try:
             cookie = session_cookie(user)
-            bench_catch_up(port, cookie)
+            if not args.fan_out_only:
+                bench_catch_up(port, cookie)
             bench_fan_out(port, cookie, workdir, clients=args.clients, rate=args.rate,
-                          seconds=args.seconds)
+                          seconds=args.seconds, server_pid=server.pid, layer=args.layer)
         finally:
             server.terminate()
             server.wait(timeout=10)

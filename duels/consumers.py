@@ -9,14 +9,17 @@ database is the truth: a doorbell (`step.ready`) is forwarded without a query wh
 the next index, any gap is filled from the database, and a 0.5 s poll covers workers whose
 channel layer is not shared with this server.
 
-Coalescing: a doorbell is forwarded at once when the viewer got no frame in the last
-COALESCE_SECONDS; otherwise it waits for the end of that window and goes out with the others
-that arrived meanwhile, so a fast episode costs each viewer at most one frame per window.
+Fan-out: the viewers of one episode in one server process share one group membership (an
+EpisodeHub), so a doorbell crosses the channel layer once per process, not once per viewer,
+and is handed to each viewer by a plain call. Coalescing: a viewer who got no frame in the
+last COALESCE_SECONDS gets a doorbell's step at once; otherwise it waits for the end of that
+window and goes out in one frame with the others that arrived meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from urllib.parse import parse_qs
 
@@ -29,6 +32,8 @@ from duels.selectors.episodes import (
     episode_state,
     episode_steps_after,
 )
+
+logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.5
 COALESCE_SECONDS = 0.025
@@ -58,8 +63,73 @@ def _since(query_string: bytes) -> int:
         return -1
 
 
+class EpisodeHub:
+    """The one member of group `episode.<uuid>` for all viewers of that episode on one event
+    loop: receives each doorbell once and hands it to every viewer."""
+
+    hubs: dict[tuple[asyncio.AbstractEventLoop, str], EpisodeHub] = {}
+
+    def __init__(self, layer, episode_uuid: str) -> None:
+        self.layer = layer
+        self.group = f"episode.{episode_uuid}"
+        self.key = (asyncio.get_running_loop(), episode_uuid)
+        self.viewers: set[EpisodeConsumer] = set()
+        self.subscribed = asyncio.Event()
+        self.task = asyncio.create_task(self.run())
+
+    @classmethod
+    async def join(cls, layer, episode_uuid: str, viewer: EpisodeConsumer) -> EpisodeHub:
+        key = (asyncio.get_running_loop(), episode_uuid)
+        hub = cls.hubs.get(key)
+        if hub is None:
+            hub = cls.hubs[key] = cls(layer, episode_uuid)
+        hub.viewers.add(viewer)
+        await hub.subscribed.wait()
+        return hub
+
+    def leave(self, viewer: EpisodeConsumer) -> None:
+        self.viewers.discard(viewer)
+        if not self.viewers:
+            if self.hubs.get(self.key) is self:
+                del self.hubs[self.key]
+            self.task.cancel()
+
+    async def run(self) -> None:
+        channel = None
+        try:
+            while True:
+                try:
+                    if channel is None:
+                        channel = await self.layer.new_channel()
+                        await self.layer.group_add(self.group, channel)
+                        self.subscribed.set()
+                    message = await self.layer.receive(channel)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # viewers poll meanwhile; subscribe again in a moment
+                    logger.warning("episode hub %s lost its channel layer", self.group,
+                                   exc_info=True)
+                    self.subscribed.set()
+                    channel = None
+                    await asyncio.sleep(1.0)
+                    continue
+                for viewer in list(self.viewers):
+                    viewer.doorbell(message)
+        finally:
+            if channel is not None:
+                try:
+                    await self.layer.group_discard(self.group, channel)
+                except Exception:
+                    logger.debug("episode hub %s: group_discard failed", self.group,
+                                 exc_info=True)
+
+
 class EpisodeConsumer(AsyncJsonWebsocketConsumer):
-    """Streams the steps of one episode to one signed-in viewer, each exactly once, in order."""
+    """Streams the steps of one episode to one signed-in viewer, each exactly once, in order.
+
+    `last_index` is the last step queued for this viewer; `pending` holds the doorbell steps
+    not yet sent (contiguous, ending at `last_index`); everything before them was sent.
+    """
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -74,16 +144,17 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         self.episode_pk = state.pk
         self.last_index = _since(self.scope.get("query_string", b""))
         self.ended = False
+        self.stale = False  # the database holds steps (or an end) the doorbells did not carry
+        self.pending: list[dict] = []
         self.last_doorbell = 0.0
-        self.lock = asyncio.Lock()
-        self.poller: asyncio.Task | None = None
-        self.pending: list[dict] = []  # doorbell steps up to last_index, not sent yet
         self.next_frame_at = 0.0
+        self.lock = asyncio.Lock()
         self.flusher: asyncio.Task | None = None
-        self.group = f"episode.{self.episode_uuid}"
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.poller: asyncio.Task | None = None
+        self.hub = await EpisodeHub.join(self.channel_layer, self.episode_uuid, self)
         await self.accept()
-        await self.send_news()
+        async with self.lock:
+            await self.send_news()
         if not self.ended:
             self.poller = asyncio.create_task(self.poll())
 
@@ -91,8 +162,8 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         for task in (getattr(self, "poller", None), getattr(self, "flusher", None)):
             if task is not None:
                 task.cancel()
-        if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        if getattr(self, "hub", None) is not None:
+            self.hub.leave(self)
 
     async def receive_json(self, content, **kwargs) -> None:
         """Viewers only listen; anything they send is ignored."""
@@ -112,68 +183,77 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         elif items:
             await self.send_json({"type": "steps", "episode": self.episode_uuid, "items": items})
 
-    async def send_pending(self) -> None:
-        """Send the doorbell steps held back by the coalescing window (caller holds the lock)."""
-        if not self.pending:
-            return
-        items, self.pending = self.pending, []
-        await self.send_steps(items)
-        self.next_frame_at = time.monotonic() + COALESCE_SECONDS
+    async def send_news(self) -> None:
+        """Send the pending steps, every stored step after them, then the status if the
+        episode has ended (the caller holds the lock)."""
+        self.stale = False
+        while not self.ended:
+            state, rows = await _load_news(self.episode_uuid, self.episode_pk, self.last_index)
+            # Doorbells may have queued more steps while the query ran: keep only newer rows.
+            fresh = [self.step_message(row) for row in rows if row["index"] > self.last_index]
+            items, self.pending = self.pending + fresh, []
+            if fresh:
+                self.last_index = fresh[-1]["index"]
+            await self.send_steps(items)
+            if len(rows) < BATCH_SIZE:
+                if state is not None and state.is_done:
+                    self.ended = True
+                    await self.send_json(state.status_message())
+                return
 
-    async def send_pending_later(self, delay: float) -> None:
-        await asyncio.sleep(delay)
+    async def flush(self, delay: float) -> None:
+        """After `delay`, send what the doorbells brought (from the database if stale)."""
+        if delay > 0:
+            await asyncio.sleep(delay)
         async with self.lock:
             self.flusher = None
-            await self.send_pending()
-
-    async def send_news(self) -> None:
-        """Send every stored step after the last one sent, then the status if it has ended."""
-        async with self.lock:
             if self.ended:
                 return
-            await self.send_pending()  # they precede anything the database has after them
-            while True:
-                state, rows = await _load_news(self.episode_uuid, self.episode_pk, self.last_index)
-                if rows:
-                    await self.send_steps([self.step_message(row) for row in rows])
-                    self.last_index = rows[-1]["index"]
-                if len(rows) < BATCH_SIZE:
-                    break
-            if state is not None and state.is_done:
-                self.ended = True
-                await self.send_json(state.status_message())
+            if self.stale:
+                await self.send_news()
+            else:
+                items, self.pending = self.pending, []
+                await self.send_steps(items)
+            self.next_frame_at = time.monotonic() + COALESCE_SECONDS
+
+    def doorbell(self, event: dict) -> None:
+        """Take one doorbell (from the hub or this consumer's own channel); never waits."""
+        self.last_doorbell = time.monotonic()
+        if self.ended:
+            return
+        if event.get("type") == "step.ready":
+            index, data = event.get("index"), event.get("data")
+            if index is None or index <= self.last_index:
+                return
+            if data and index == self.last_index + 1 and not self.stale:
+                self.pending.append(self.step_message({**data, "index": index}))
+                self.last_index = index
+            else:  # a gap, or a doorbell without data: the database has every step to `index`
+                self.stale = True
+        elif event.get("type") == "episode.ended":
+            self.stale = True
+            # The status row may lag the doorbell by a moment; the poll will find it.
+            self.last_doorbell = 0.0
+        else:
+            return
+        if self.flusher is None:
+            self.flusher = asyncio.create_task(
+                self.flush(self.next_frame_at - time.monotonic())
+            )
 
     async def poll(self) -> None:
         """Look at the database every POLL_SECONDS unless a doorbell rang meanwhile."""
         while not self.ended:
             await asyncio.sleep(POLL_SECONDS)
             if time.monotonic() - self.last_doorbell >= POLL_SECONDS:
-                await self.send_news()
+                async with self.lock:
+                    await self.send_news()
 
     async def step_ready(self, event: dict) -> None:
-        self.last_doorbell = time.monotonic()
-        index = event.get("index")
-        data = event.get("data")
-        async with self.lock:
-            if self.ended or index is None or index <= self.last_index:
-                return
-            if data and index == self.last_index + 1:
-                self.pending.append(self.step_message({**data, "index": index}))
-                self.last_index = index
-                wait = self.next_frame_at - time.monotonic()
-                if wait <= 0:
-                    await self.send_pending()
-                elif self.flusher is None:
-                    self.flusher = asyncio.create_task(self.send_pending_later(wait))
-                return
-        # A gap (or a doorbell without data): the database has every step up to `index`.
-        await self.send_news()
+        self.doorbell(event)
 
     async def episode_ended(self, event: dict) -> None:
-        await self.send_news()
-        if not self.ended:
-            # The status row may lag the doorbell by a moment; the poll will find it.
-            self.last_doorbell = 0.0
+        self.doorbell(event)
 
     async def duel_updated(self, event: dict) -> None:
         """Not relevant to one episode's stream."""

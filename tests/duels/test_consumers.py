@@ -204,3 +204,51 @@ async def test_doorbells_and_polls_together_never_repeat_or_skip():
     seen += indices
     assert seen == list(range(0, 30))
     await communicator.disconnect()
+
+
+def step_doorbell(episode: Episode, index: int) -> dict:
+    return {"type": "step.ready", "episode": str(episode.uuid), "index": index,
+            "data": {"index": index, "action": str(index), "observation": f"bell {index}"}}
+
+
+async def test_doorbells_close_together_are_coalesced_into_few_frames_in_order():
+    user = await make_user()
+    episode = await make_episode(steps=0, status=Status.RUNNING)
+    await add_step(episode, 0)
+    communicator = await connect(episode, user)
+    await receive_until(communicator, index=0)
+    await ring(episode, step_doorbell(episode, 1))
+    first = await communicator.receive_json_from(timeout=3)
+    assert first["type"] == "step" and first["index"] == 1  # an idle viewer gets it at once
+    for index in range(2, 41):
+        await ring(episode, step_doorbell(episode, index))
+    frames, indices = 0, []
+    while not indices or indices[-1] < 40:
+        message = await communicator.receive_json_from(timeout=3)
+        frames += 1
+        items = message["items"] if message["type"] == "steps" else [message]
+        indices += [item["index"] for item in items]
+        assert all(item["data"]["observation"] == f"bell {item['index']}" for item in items)
+    assert indices == list(range(2, 41))
+    assert frames < len(indices)  # doorbells within one window share a frame
+    await communicator.disconnect()
+
+
+async def test_viewers_of_one_episode_share_one_hub_and_each_get_every_step():
+    from duels.consumers import EpisodeHub
+
+    user = await make_user()
+    episode = await make_episode(steps=1, status=Status.RUNNING)
+    viewers = [await connect(episode, user) for _ in range(3)]
+    for communicator in viewers:
+        await receive_until(communicator, index=1)
+    hubs = [hub for (_, uuid), hub in EpisodeHub.hubs.items() if uuid == str(episode.uuid)]
+    assert len(hubs) == 1 and len(hubs[0].viewers) == 3
+    await add_step(episode, 2)
+    await ring(episode, step_doorbell(episode, 2))
+    for communicator in viewers:
+        indices, payloads, _ = await receive_until(communicator, index=2)
+        assert indices == [2] and payloads[0]["observation"] == "bell 2"
+    for communicator in viewers:
+        await communicator.disconnect()
+    assert not [key for key in EpisodeHub.hubs if key[1] == str(episode.uuid)]
