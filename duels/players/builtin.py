@@ -124,7 +124,7 @@ class BuiltinPlayer(ChatPlayer):
             raw={"provider": "builtin", "turn": kind, "model": self.model},
         )
 
-    def _rng(self, messages: list[Message]) -> random.Random:
+    def _rng(self, messages: list) -> random.Random:
         """An RNG private to this conversation and seed, so replays give the same answer."""
         digest = hashlib.sha256(
             json.dumps([self.seed, self.model, messages], sort_keys=True).encode()
@@ -146,13 +146,15 @@ class BuiltinPlayer(ChatPlayer):
     def _setter_turn(self, messages: list[Message], users: list[str]) -> tuple[str, str]:
         repairing = any(prompts.REPAIR_LINE in text for text in users[1:])
         first_prompt = users[0] if users else ""
-        digests = re.findall(
-            rf"{re.escape(prompts.DIGEST_START)}\n(.*?)\n{re.escape(prompts.DIGEST_END)}",
-            first_prompt,
-            re.DOTALL,
+        digest_block = re.compile(
+            rf"{re.escape(prompts.DIGEST_START)}\n(.*?)\n{re.escape(prompts.DIGEST_END)}", re.DOTALL
         )
+        # Earlier duels finish in whatever order the workers happen to finish them; sorting the
+        # digests keeps the design a function of what they say, not of that order.
+        digests = sorted(digest_block.findall(first_prompt))
         # The design depends on the original prompt only, so a repair re-sends the same design.
-        rng = self._rng(messages[:2])
+        system = messages[0].get("content", "") if messages else ""
+        rng = self._rng([system, digest_block.sub("", first_prompt), *digests])
         environment = write_environment(
             style=self.setter_style, digests=digests, rng=rng, family=self.family
         )
