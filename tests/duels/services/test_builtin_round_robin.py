@@ -19,18 +19,15 @@ from duels.models import Condition, Episode, Player, Status
 from duels.services.players import player_seed_builtin
 from duels.services.scoring import duel_outcome
 from duels.services.tournaments import tournament_create, tournament_drive
-from sandbox_runner import available_backends
-from tests.helpers.parts import need
+
+# An autouse fixture: skip without a sandbox backend, else use the quickest real one.
+from tests.duels.services.test_tournament_run import sandbox_backend  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-
 @pytest.fixture(autouse=True)
-def sandbox_backend(settings):
-    backends = available_backends()
-    need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
-    settings.ENVDUELS_SANDBOX = "bwrap" if "bwrap" in backends else backends[0]
+def no_latency(settings):
     settings.ENVDUELS_BUILTIN_LATENCY_MS = 0
 
 
