@@ -13,6 +13,7 @@ from duels.models import TransferResult
 from duels.services.analytics import analytics_refresh
 from tests import factories
 from tests.helpers.browser import BrowserTestCase
+from tests.helpers.parts import need
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -79,4 +80,33 @@ class AnalyticsBrowserTest(BrowserTestCase):
         with self.page.expect_download() as download:
             self.page.locator('#figure-ratings a[download]').click()
         assert download.value.suggested_filename == "ratings.csv"
+        assert self.errors == []
+
+    def test_charts_draw_from_a_real_builtin_tournament(self):
+        """What `make run` shows: a built-in tournament played through the real engine."""
+        from django.test import override_settings
+
+        from duels.models import Player
+        from duels.services.players import player_seed_builtin
+        from duels.services.tournaments import tournament_create, tournament_drive
+        from sandbox_runner import available_backends
+
+        backends = available_backends()
+        need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
+        player_seed_builtin()
+        players = list(Player.objects.filter(builtin=True).order_by("name")[:3])
+        backend = "bwrap" if "bwrap" in backends else backends[0]
+        with override_settings(ENVDUELS_SANDBOX=backend, ENVDUELS_BUILTIN_LATENCY_MS=0):
+            tournament = tournament_create(players=players, rounds=1, attempts=2, concurrency=4)
+            assert tournament_drive(tournament=tournament) is True
+        analytics_refresh()
+        self.page.goto(f"{self.live_server_url}/analytics/")
+        for slug in ("ratings", "head-to-head-wins", "setter-solver", "hint-gain"):
+            marks = self.page.locator(
+                f'.js-chart[data-figure="{slug}"] :is(.point, .hm, .heatmaplayer image, '
+                f'.bars path)')
+            marks.first.wait_for(state="attached")
+            assert marks.count() > 0, slug
+        for player in players:
+            assert player.name in self.page.locator("#figure-ratings").inner_text()
         assert self.errors == []
