@@ -85,13 +85,13 @@ def duel_author(*, duel: Duel, owner: str | None = None, claimed: bool = False) 
     doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
     with heartbeat.hold(duel_id=duel.pk):
         digests = duel_observe_digests(duel=duel)
-        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="setter") as pool:
-            futures = {
-                side: pool.submit(_in_thread, duel_author_side, duel=Duel.objects.get(pk=duel.pk),
-                                  side=side, digests=digests)
-                for side in ("a", "b")
-            }
-            sides = {side: future.result() for side, future in futures.items()}
+        # B's setter in a second thread, A's in this one.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="setter") as pool:
+            side_b = pool.submit(_in_thread, duel_author_side, duel=Duel.objects.get(pk=duel.pk),
+                                 side="b", digests=digests)
+            sides = {"a": duel_author_side(duel=Duel.objects.get(pk=duel.pk), side="a",
+                                           digests=digests)}
+            sides["b"] = side_b.result()
         duel_episodes_create(duel=duel, sides=sides, owner=owner)
     doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
     duel_finalize_if_complete(duel=duel)

@@ -2,9 +2,11 @@
 
 Any number of drivers, in any number of processes, may drive the same tournament: every unit of
 work (a duel's authoring, an episode) is claimed with a conditional UPDATE, so exactly one driver
-gets it. A driver runs its claimed work in threads, at most `concurrency` episodes in flight for the
-whole tournament (counted from live leases in the database, under a lock on the tournament row).
-Work whose lease expired (its worker died) is claimable again, so a surviving driver resumes it.
+gets it. A driver runs its claimed work in threads. For the whole tournament, at most `concurrency`
+episodes and at most `authoring_limit(concurrency)` authoring duels are in flight (counted from
+live leases in the database, under a lock on the tournament row), so a worker's memory depends on
+the concurrency and never on how many rounds or duels there are. Work whose lease expired (its
+worker died) is claimable again, so a surviving driver resumes it.
 """
 
 from __future__ import annotations
@@ -69,26 +71,44 @@ class _Scope:
         return not self.duels().exclude(status__in=DONE_STATUSES).exists()
 
 
-def _claim_authoring(scope: _Scope, owner: str) -> int | None:
-    """Claim the next duel to author; in observe mode only from the earliest unfinished round."""
-    now = timezone.now()
-    candidates = scope.duels().filter(claimable_authoring(now=now))
-    if scope.observe:
-        open_round = scope.duels().exclude(status__in=DONE_STATUSES).aggregate(
-            first=Min("round_index"))["first"]
-        candidates = candidates.filter(round_index=open_round)
-    for duel_id in candidates.order_by("round_index", "id").values_list("pk", flat=True)[:4]:
-        if duel_claim_authoring(duel_id=duel_id, owner=owner):
-            return duel_id
+def authoring_limit(concurrency: int) -> int:
+    """Duels authoring at once in a scope whose episode limit is `concurrency`.
+
+    Each authoring duel runs two setter calls and a validation sandbox next to the episodes, so it
+    gets a small bound of its own: a quarter of the episode slots, at least two.
+    """
+    return min(max(1, concurrency), max(2, -(-concurrency // 4)))
+
+
+def _lock_scope(scope: _Scope) -> None:
+    """Serialise claims across drivers so the limits hold for the whole tournament."""
+    if scope.tournament is not None:
+        Tournament.objects.select_for_update().filter(pk=scope.tournament.pk).first()
+
+
+def _claim_authoring(scope: _Scope, owner: str, limit: int) -> int | None:
+    """Claim the next duel to author unless `limit` duels of the scope are authoring already;
+    in observe mode only from the earliest unfinished round."""
+    with transaction.atomic():
+        _lock_scope(scope)
+        now = timezone.now()
+        if scope.duels().filter(status=Status.RUNNING, lease_expires_at__gte=now).count() >= limit:
+            return None
+        candidates = scope.duels().filter(claimable_authoring(now=now))
+        if scope.observe:
+            open_round = scope.duels().exclude(status__in=DONE_STATUSES).aggregate(
+                first=Min("round_index"))["first"]
+            candidates = candidates.filter(round_index=open_round)
+        for duel_id in candidates.order_by("round_index", "id").values_list("pk", flat=True)[:4]:
+            if duel_claim_authoring(duel_id=duel_id, owner=owner):
+                return duel_id
     return None
 
 
 def _claim_episode(scope: _Scope, owner: str, limit: int) -> int | None:
     """Claim the next episode unless `limit` episodes of the scope are already in flight."""
     with transaction.atomic():
-        if scope.tournament is not None:
-            # Serialises claims across drivers so the limit holds for the whole tournament.
-            Tournament.objects.select_for_update().filter(pk=scope.tournament.pk).first()
+        _lock_scope(scope)
         now = timezone.now()
         in_flight = scope.episodes().filter(status=Status.RUNNING,
                                             lease_expires_at__gte=now).count()
@@ -126,20 +146,27 @@ class _Driver:
 
     def __init__(self, *, scope: _Scope, owner: str, limit: int,
                  stop: threading.Event | None) -> None:
-        self.scope, self.owner, self.limit, self.stop = scope, owner, limit, stop
+        self.scope, self.owner, self.stop = scope, owner, stop
+        self.limits = {"duel": authoring_limit(limit), "episode": limit}
         self.active: dict[Future, tuple[str, int]] = {}
-        self.pool = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="envduels-work")
+        # One thread per unit of claimed work: claimed work never waits in a queue unheld.
+        self.pool = ThreadPoolExecutor(max_workers=sum(self.limits.values()),
+                                       thread_name_prefix="envduels-work")
+
+    def _room(self, kind: str) -> bool:
+        held = sum(1 for active_kind, _ in self.active.values() if active_kind == kind)
+        return held < self.limits[kind]
 
     def fill(self) -> None:
         # Authoring first: it is on the critical path and unlocks a duel's episodes.
-        while len(self.active) < self.limit:
-            duel_id = _claim_authoring(self.scope, self.owner)
+        while self._room("duel"):
+            duel_id = _claim_authoring(self.scope, self.owner, self.limits["duel"])
             if duel_id is None:
                 break
             self._submit("duel", duel_id, duel_author, duel=Duel(pk=duel_id), owner=self.owner,
                          claimed=True)
-        while len(self.active) < self.limit:
-            episode_id = _claim_episode(self.scope, self.owner, self.limit)
+        while self._room("episode"):
+            episode_id = _claim_episode(self.scope, self.owner, self.limits["episode"])
             if episode_id is None:
                 break
             self._submit("episode", episode_id, episode_run, episode=Episode(pk=episode_id),
