@@ -328,15 +328,22 @@ def bench_fan_out(port: int, cookie: str, workdir: str, *, clients: int, rate: i
     committed = {int(k): v for k, v in json.loads(Path(writer_out).read_text()).items()}
     result = json.loads(Path(clients_out).read_text())
     latencies, lost, duplicated = [], 0, 0
+    by_second: dict[int, list[float]] = {}
+    slow_clients = 0
     for per_client in result["received"]:
         per_client = {int(k): v for k, v in per_client.items()}
+        worst = 0.0
         for index, at in committed.items():
             times = per_client.get(index)
             if not times:
                 lost += 1
                 continue
             duplicated += len(times) - 1
-            latencies.append((times[0] - at) * 1000)
+            latency = (times[0] - at) * 1000
+            latencies.append(latency)
+            by_second.setdefault(index * seconds // len(committed), []).append(latency)
+            worst = max(worst, latency)
+        slow_clients += worst > 250
     latencies.sort()
     p50 = latencies[len(latencies) // 2]
     p99 = latencies[int(len(latencies) * 0.99) - 1]
@@ -346,6 +353,9 @@ def bench_fan_out(port: int, cookie: str, workdir: str, *, clients: int, rate: i
     print(f"   deliveries {len(latencies):,} of {len(committed) * clients:,}; "
           f"commit→client latency p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms "
           f"(target p99 <= 250 ms); lost {lost}, duplicated {duplicated}")
+    print("   p99 per second of writing (ms): " + ", ".join(
+        f"{sorted(v)[int(len(v) * 0.99) - 1]:.0f}" for _, v in sorted(by_second.items()))
+        + f"; clients that ever waited > 250 ms: {slow_clients}")
     print(f"   frames {result['frames']:,} ({result['frames'] / result['wall']:,.0f}/s, "
           f"{len(latencies) / max(result['frames'], 1):.1f} steps a frame); CPU share of one "
           f"core: Daphne {server_cpu / wall:.0%}, clients process "

@@ -11,14 +11,18 @@ channel layer is not shared with this server.
 
 Fan-out: the viewers of one episode in one server process share one group membership (an
 EpisodeHub), so a doorbell crosses the channel layer once per process, not once per viewer,
-and is handed to each viewer by a plain call. Coalescing: a viewer who got no frame in the
-last COALESCE_SECONDS gets a doorbell's step at once; otherwise it waits for the end of that
-window and goes out in one frame with the others that arrived meanwhile.
+its step is encoded once, and it is handed to each viewer by a plain call. Coalescing: when
+no frame went out in the last COALESCE_SECONDS a doorbell's step is sent at once; otherwise
+it waits for the end of that window and goes out in one frame with the others that arrived
+meanwhile (viewers at the same point of the stream share that frame's text). The hub also
+runs the poll: one query per episode per process every POLL_SECONDS without a doorbell, and
+only the viewers it finds behind read their news.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from urllib.parse import parse_qs
@@ -55,6 +59,13 @@ def _load_news(episode_uuid: str, episode_pk: int, since: int) -> tuple[EpisodeS
     return state, episode_steps_after(episode_pk=episode_pk, since=since, limit=BATCH_SIZE)
 
 
+@database_sync_to_async
+def _load_head(episode_uuid: str, episode_pk: int, since: int) -> tuple[EpisodeState, list]:
+    """The status and the first step after `since`, if any: is there news for someone?"""
+    state = episode_state(episode_uuid=episode_uuid)
+    return state, episode_steps_after(episode_pk=episode_pk, since=since, limit=1)
+
+
 def _since(query_string: bytes) -> int:
     values = parse_qs(query_string.decode("latin-1")).get("since", [])
     try:
@@ -65,17 +76,23 @@ def _since(query_string: bytes) -> int:
 
 class EpisodeHub:
     """The one member of group `episode.<uuid>` for all viewers of that episode on one event
-    loop: receives each doorbell once and hands it to every viewer."""
+    loop: receives each doorbell once, encodes its step once, and sends each coalesced frame
+    to every viewer that is at the same point of the stream."""
 
     hubs: dict[tuple[asyncio.AbstractEventLoop, str], EpisodeHub] = {}
 
     def __init__(self, layer, episode_uuid: str) -> None:
         self.layer = layer
+        self.episode_uuid = episode_uuid
         self.group = f"episode.{episode_uuid}"
         self.key = (asyncio.get_running_loop(), episode_uuid)
         self.viewers: set[EpisodeConsumer] = set()
         self.subscribed = asyncio.Event()
+        self.next_flush_at = 0.0
+        self.last_doorbell = 0.0
+        self.flusher: asyncio.Task | None = None
         self.task = asyncio.create_task(self.run())
+        self.poller = asyncio.create_task(self.poll())
 
     @classmethod
     async def join(cls, layer, episode_uuid: str, viewer: EpisodeConsumer) -> EpisodeHub:
@@ -92,7 +109,9 @@ class EpisodeHub:
         if not self.viewers:
             if self.hubs.get(self.key) is self:
                 del self.hubs[self.key]
-            self.task.cancel()
+            for task in (self.task, self.poller, self.flusher):
+                if task is not None:
+                    task.cancel()
 
     async def run(self) -> None:
         channel = None
@@ -113,8 +132,7 @@ class EpisodeHub:
                     channel = None
                     await asyncio.sleep(1.0)
                     continue
-                for viewer in list(self.viewers):
-                    viewer.doorbell(message)
+                self.deliver(message, self.viewers)
         finally:
             if channel is not None:
                 try:
@@ -123,12 +141,89 @@ class EpisodeHub:
                     logger.debug("episode hub %s: group_discard failed", self.group,
                                  exc_info=True)
 
+    def deliver(self, message: dict, viewers) -> None:
+        """Hand one doorbell to `viewers` (never waits), then schedule a flush."""
+        self.last_doorbell = time.monotonic()
+        kind = message.get("type")
+        if kind == "step.ready":
+            index, data = message.get("index"), message.get("data")
+            item = None
+            if data and index is not None:
+                item = json.dumps(step_message(self.episode_uuid, {**data, "index": index}))
+            for viewer in viewers:
+                viewer.take_step(index, item)
+        elif kind == "episode.ended":
+            self.last_doorbell = 0.0  # the status row may lag the doorbell; the poll finds it
+            for viewer in viewers:
+                viewer.take_end()
+        else:
+            return
+        self.schedule()
+
+    async def poll(self) -> None:
+        """Every POLL_SECONDS without a doorbell, one query for all viewers: wake those
+        behind the first stored step after the most-behind viewer, or all when it ended."""
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            watching = [viewer for viewer in self.viewers if not viewer.ended]
+            if not watching or time.monotonic() - self.last_doorbell < POLL_SECONDS:
+                continue
+            viewer = watching[0]
+            try:
+                state, rows = await _load_head(self.episode_uuid, viewer.episode_pk,
+                                               min(v.last_index for v in watching))
+            except Exception:
+                logger.warning("episode hub %s: poll failed", self.group, exc_info=True)
+                continue
+            if state is None or not (rows or state.is_done):
+                continue
+            for viewer in watching:
+                if state.is_done:
+                    viewer.recheck = True
+                else:
+                    viewer.known = max(viewer.known, rows[0]["index"])
+            self.schedule()
+
+    def schedule(self) -> None:
+        """Flush now if no frame went out in the last window, else at the window's end."""
+        if self.flusher is None:
+            self.flusher = asyncio.create_task(self.flush(self.next_flush_at - time.monotonic()))
+
+    async def flush(self, delay: float) -> None:
+        if delay > 0:
+            await asyncio.sleep(delay)
+        self.flusher = None
+        frames: dict[tuple[int, int], str] = {}  # viewers at the same point share one frame
+        for viewer in list(self.viewers):
+            try:
+                await viewer.flush(frames)
+            except Exception:  # one broken connection must not hold up the others
+                logger.warning("episode hub %s: a viewer's frame failed", self.group,
+                               exc_info=True)
+        self.next_flush_at = time.monotonic() + COALESCE_SECONDS
+
+
+def step_message(episode_uuid: str, data: dict) -> dict:
+    payload = {name: data.get(name) for name in STEP_FIELDS}
+    return {"type": "step", "episode": episode_uuid, "index": payload["index"], "data": payload}
+
+
+def steps_frame(episode_uuid: str, items: list[str]) -> str:
+    """One websocket frame from encoded step messages: the message itself, or a `steps`."""
+    if len(items) == 1:
+        return items[0]
+    return (f'{{"type": "steps", "episode": {json.dumps(episode_uuid)}, '
+            f'"items": [{", ".join(items)}]}}')
+
 
 class EpisodeConsumer(AsyncJsonWebsocketConsumer):
     """Streams the steps of one episode to one signed-in viewer, each exactly once, in order.
 
     `last_index` is the last step queued for this viewer; `pending` holds the doorbell steps
-    not yet sent (contiguous, ending at `last_index`); everything before them was sent.
+    not yet sent as (index, encoded message), contiguous and ending at `last_index`;
+    everything before them was sent. `early` keeps doorbell steps beyond a gap until the
+    database fills it; `known` is the highest index a doorbell announced. Whoever holds
+    `lock` is sending.
     """
 
     async def connect(self) -> None:
@@ -144,116 +239,100 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         self.episode_pk = state.pk
         self.last_index = _since(self.scope.get("query_string", b""))
         self.ended = False
-        self.stale = False  # the database holds steps (or an end) the doorbells did not carry
-        self.pending: list[dict] = []
-        self.last_doorbell = 0.0
-        self.next_frame_at = 0.0
+        self.known = -1
+        self.recheck = False  # an episode.ended doorbell: read the status (and last steps)
+        self.pending: list[tuple[int, str]] = []
+        self.early: dict[int, str] = {}
         self.lock = asyncio.Lock()
-        self.flusher: asyncio.Task | None = None
-        self.poller: asyncio.Task | None = None
+        self.catcher: asyncio.Task | None = None
         self.hub = await EpisodeHub.join(self.channel_layer, self.episode_uuid, self)
         await self.accept()
-        async with self.lock:
-            await self.send_news()
-        if not self.ended:
-            self.poller = asyncio.create_task(self.poll())
+        await self.catch_up()
 
     async def disconnect(self, code: int) -> None:
-        for task in (getattr(self, "poller", None), getattr(self, "flusher", None)):
-            if task is not None:
-                task.cancel()
+        if getattr(self, "catcher", None) is not None:
+            self.catcher.cancel()
         if getattr(self, "hub", None) is not None:
             self.hub.leave(self)
 
     async def receive_json(self, content, **kwargs) -> None:
         """Viewers only listen; anything they send is ignored."""
 
-    def step_message(self, data: dict) -> dict:
-        payload = {name: data.get(name) for name in STEP_FIELDS}
-        return {
-            "type": "step",
-            "episode": self.episode_uuid,
-            "index": payload["index"],
-            "data": payload,
-        }
-
-    async def send_steps(self, items: list[dict]) -> None:
-        if len(items) == 1:
-            await self.send_json(items[0])
-        elif items:
-            await self.send_json({"type": "steps", "episode": self.episode_uuid, "items": items})
-
     async def send_news(self) -> None:
         """Send the pending steps, every stored step after them, then the status if the
         episode has ended (the caller holds the lock)."""
-        self.stale = False
+        self.recheck = False
         while not self.ended:
             state, rows = await _load_news(self.episode_uuid, self.episode_pk, self.last_index)
             # Doorbells may have queued more steps while the query ran: keep only newer rows.
-            fresh = [self.step_message(row) for row in rows if row["index"] > self.last_index]
-            items, self.pending = self.pending + fresh, []
+            fresh = [row for row in rows if row["index"] > self.last_index]
+            items = [item for _, item in self.pending]
+            items += [json.dumps(step_message(self.episode_uuid, row)) for row in fresh]
+            self.pending = []
             if fresh:
                 self.last_index = fresh[-1]["index"]
-            await self.send_steps(items)
+                self.advance()  # doorbell steps that came during the query may follow now
+            if items:
+                await self.send(text_data=steps_frame(self.episode_uuid, items))
             if len(rows) < BATCH_SIZE:
                 if state is not None and state.is_done:
                     self.ended = True
                     await self.send_json(state.status_message())
                 return
 
-    async def flush(self, delay: float) -> None:
-        """After `delay`, send what the doorbells brought (from the database if stale)."""
-        if delay > 0:
-            await asyncio.sleep(delay)
+    async def catch_up(self) -> None:
+        """Send everything the database has beyond what was sent (a gap, an end, a poll)."""
         async with self.lock:
-            self.flusher = None
-            if self.ended:
-                return
-            if self.stale:
-                await self.send_news()
-            else:
-                items, self.pending = self.pending, []
-                await self.send_steps(items)
-            self.next_frame_at = time.monotonic() + COALESCE_SECONDS
+            await self.send_news()
+        self.catcher = None
+        if self.pending:  # doorbells that came during the last send
+            self.hub.schedule()
 
-    def doorbell(self, event: dict) -> None:
-        """Take one doorbell (from the hub or this consumer's own channel); never waits."""
-        self.last_doorbell = time.monotonic()
-        if self.ended:
+    async def flush(self, frames: dict[tuple[int, int], str]) -> None:
+        """Send the pending steps (the hub's window ended); leave them to a sender at work."""
+        if self.ended or self.lock.locked():
             return
-        if event.get("type") == "step.ready":
-            index, data = event.get("index"), event.get("data")
-            if index is None or index <= self.last_index:
-                return
-            if data and index == self.last_index + 1 and not self.stale:
-                self.pending.append(self.step_message({**data, "index": index}))
-                self.last_index = index
-            else:  # a gap, or a doorbell without data: the database has every step to `index`
-                self.stale = True
-        elif event.get("type") == "episode.ended":
-            self.stale = True
-            # The status row may lag the doorbell by a moment; the poll will find it.
-            self.last_doorbell = 0.0
-        else:
+        if self.recheck or self.known > self.last_index:  # only the database has them
+            if self.catcher is None:
+                self.catcher = asyncio.create_task(self.catch_up())
             return
-        if self.flusher is None:
-            self.flusher = asyncio.create_task(
-                self.flush(self.next_frame_at - time.monotonic())
-            )
+        if not self.pending:
+            return
+        key = (self.pending[0][0], self.pending[-1][0])
+        if key not in frames:
+            frames[key] = steps_frame(self.episode_uuid, [item for _, item in self.pending])
+        self.pending = []
+        async with self.lock:
+            await self.send(text_data=frames[key])
 
-    async def poll(self) -> None:
-        """Look at the database every POLL_SECONDS unless a doorbell rang meanwhile."""
-        while not self.ended:
-            await asyncio.sleep(POLL_SECONDS)
-            if time.monotonic() - self.last_doorbell >= POLL_SECONDS:
-                async with self.lock:
-                    await self.send_news()
+    def take_step(self, index: int | None, item: str | None) -> None:
+        """A `step.ready` doorbell with its encoded step message (None: it carried no data)."""
+        if self.ended or index is None or index <= self.last_index:
+            return
+        # Without data (or after a gap) the database has every step up to `index`.
+        self.known = max(self.known, index)
+        if item is not None:
+            self.early[index] = item
+            self.advance()
+
+    def advance(self) -> None:
+        """Queue the early doorbell steps that now follow `last_index` without a gap."""
+        while self.last_index + 1 in self.early:
+            self.last_index += 1
+            self.pending.append((self.last_index, self.early.pop(self.last_index)))
+        if self.early and min(self.early) <= self.last_index:
+            self.early = {i: item for i, item in self.early.items() if i > self.last_index}
+
+    def take_end(self) -> None:
+        """An `episode.ended` doorbell: the database has the last steps and, soon, the end."""
+        if not self.ended:
+            self.recheck = True
 
     async def step_ready(self, event: dict) -> None:
-        self.doorbell(event)
+        self.hub.deliver(event, [self])
 
     async def episode_ended(self, event: dict) -> None:
-        self.doorbell(event)
+        self.hub.deliver(event, [self])
 
     async def duel_updated(self, event: dict) -> None:
         """Not relevant to one episode's stream."""
