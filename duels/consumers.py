@@ -263,6 +263,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         episode has ended (the caller holds the lock)."""
         self.recheck = False
         while not self.ended:
+            announced = self.known
             state, rows = await _load_news(self.episode_uuid, self.episode_pk, self.last_index)
             # Doorbells may have queued more steps while the query ran: keep only newer rows.
             fresh = [row for row in rows if row["index"] > self.last_index]
@@ -275,6 +276,8 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
             if items:
                 await self.send(text_data=steps_frame(self.episode_uuid, items))
             if len(rows) < BATCH_SIZE:
+                if self.known == announced:  # a doorbell beyond the stored steps was wrong
+                    self.known = min(self.known, self.last_index)
                 if state is not None and state.is_done:
                     self.ended = True
                     await self.send_json(state.status_message())
@@ -285,8 +288,8 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         async with self.lock:
             await self.send_news()
         self.catcher = None
-        if self.pending:  # doorbells that came during the last send
-            self.hub.schedule()
+        if self.pending or self.recheck or self.known > self.last_index:
+            self.hub.schedule()  # doorbells that came while this viewer was busy
 
     async def flush(self, frames: dict[tuple[int, int], str]) -> None:
         """Send the pending steps (the hub's window ended); leave them to a sender at work."""
