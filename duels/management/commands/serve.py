@@ -60,23 +60,23 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--workers", type=int, default=2, help="db_worker processes (≥1)")
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=3,
+            help="engine db_worker processes (≥1); one more serves the short jobs",
+        )
 
     def handle(self, *args, host: str, port: int, workers: int, **options) -> None:
         if workers < 1:
             raise CommandError("--workers must be at least 1")
         manage = str(Path(settings.BASE_DIR) / "manage.py")
+        # Engine workers each drive a duel or a tournament for as long as it runs; one more
+        # worker keeps the short jobs (stale-work sweep, analytics refresh) moving meanwhile.
         children = [
-            Child(
-                name=f"worker-{n}",
-                argv=[
-                    sys.executable, manage, "db_worker", "--queue-name", "*",
-                    "--no-reload", "--no-startup-delay", "--interval", "0.5",
-                    "--worker-id", f"serve-{os.getpid()}-{n}",
-                ],
-            )
-            for n in range(1, workers + 1)
+            self._worker(manage, f"worker-{n}", "duels,episodes") for n in range(1, workers + 1)
         ]
+        children.append(self._worker(manage, "worker-service", "default,analytics"))
         children.append(
             Child(
                 name="daphne",
@@ -109,6 +109,13 @@ class Command(BaseCommand):
         finally:
             self._stop_all(children)
 
+    @staticmethod
+    def _worker(manage: str, name: str, queues: str) -> Child:
+        argv = [sys.executable, manage, "db_worker", "--queue-name", queues, "--no-reload"]
+        worker_id = f"serve-{os.getpid()}-{name}"
+        argv += ["--no-startup-delay", "--interval", "0.5", "--worker-id", worker_id]
+        return Child(name=name, argv=argv)
+
     def _announce(self, host: str, port: int, workers: int) -> None:
         login_file = settings.VAR_DIR / "initial_login.txt"
         self.stdout.write("")
@@ -116,7 +123,9 @@ class Command(BaseCommand):
         if login_file.exists():
             self.stdout.write(f"Sign in with the login in {login_file}:")
             self.stdout.write("    " + login_file.read_text().strip().replace("\n", "\n    "))
-        self.stdout.write(f"{workers} task worker(s) running. Press Ctrl-C to stop.\n")
+        self.stdout.write(
+            f"{workers} engine worker(s) and 1 service worker running. Press Ctrl-C to stop.\n"
+        )
 
     def _restart(self, child: Child) -> None:
         code = child.process.returncode if child.process else None

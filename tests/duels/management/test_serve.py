@@ -73,7 +73,7 @@ def test_serve_answers_and_stops_cleanly(tmp_path):
         assert fetch_status(f"{base}/") == 200
         assert fetch_status(f"{base}/admin/") == 200  # redirected to the admin's sign-in form
         children = processes_matching(f"serve-{serve.pid}-") + processes_matching(f"-p {port}")
-        assert len(children) == 2, children
+        assert len(children) == 3, children  # one engine worker, the service worker, daphne
     finally:
         serve.send_signal(signal.SIGINT)
         output, _ = serve.communicate(timeout=30)
