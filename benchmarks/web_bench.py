@@ -1,12 +1,16 @@
 """Web benchmarks for issue 6 (run by hand; prints measured numbers, not part of make test).
 
     .venv/bin/python benchmarks/web_bench.py [--redis redis://127.0.0.1:6379/7]
+        [--layer settings|core|pubsub] [--fan-out-only]
 
 1. Episode page server time, 10,000-step vs 100-step episode, and query counts.
 2. Catch-up: one websocket client joins a finished 10,000-step episode on a Daphne server.
 3. Fan-out in the production shape: Daphne + Redis channel layer, a writer process committing
    100 steps/s for 10 s and ringing the doorbell, 100 clients in another process:
-   commit→client latency p50/p99, lost and duplicated steps.
+   commit→client latency p50/p99, lost and duplicated steps. One Daphne process, as
+   `manage.py serve` deploys it; the 100 clients share one asyncio process (autobahn), which
+   reports its own CPU use so it can be seen not to be the bottleneck. The machine's load
+   average is printed too: on a shared 2-core machine it moves the tail.
 
 Everything runs against a throw-away SQLite database in a temporary directory.
 """
