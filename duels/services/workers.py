@@ -97,16 +97,32 @@ def _unattended(*, episodes: Q, duels: Q) -> bool:
     return True
 
 
+def _queued_drivers() -> set[str]:
+    """UUIDs of tournaments and duels that already have a driver task waiting in the queue."""
+    from django_tasks_db.models import DBTaskResult
+
+    waiting = DBTaskResult.objects.filter(
+        task_path__in=["duels.tasks.tournament_drive_task", "duels.tasks.duel_drive_task"],
+        status="READY",
+    ).values_list("args_kwargs", flat=True)
+    kwargs = ((row or {}).get("kwargs", {}) for row in waiting)
+    return {str(k.get("tournament_uuid") or k.get("duel_uuid")) for k in kwargs}
+
+
 def work_resume_stale() -> list[str]:
     """Enqueue a driver for every running tournament or lone duel that nobody is working on.
 
     Run when a worker starts (`manage.py resume_stale`) and periodically by the sweep task.
+    Work whose driver is still waiting in the queue is not unattended: a worker will take it.
     Returns the UUIDs handed to workers.
     """
     from duels.tasks import duel_drive_task, tournament_drive_task
 
     resumed: list[str] = []
+    queued = _queued_drivers()
     for tournament in Tournament.objects.filter(status=Status.RUNNING):
+        if str(tournament.uuid) in queued:
+            continue
         if _unattended(episodes=Q(duel__tournament=tournament), duels=Q(tournament=tournament)):
             tournament_drive_task.enqueue(tournament_uuid=str(tournament.uuid))
             resumed.append(str(tournament.uuid))
@@ -116,6 +132,8 @@ def work_resume_stale() -> list[str]:
                                      created_by__isnull=False)
     )
     for duel in lone:
+        if str(duel.uuid) in queued:
+            continue
         if _unattended(episodes=Q(duel=duel), duels=Q(pk=duel.pk)):
             duel_drive_task.enqueue(duel_uuid=str(duel.uuid))
             resumed.append(str(duel.uuid))
