@@ -68,8 +68,11 @@ class PipeTransport(Transport):
                 view = view[os.write(self.stdin_fd, view):]
 
     def receive(self, timeout: float) -> list[tuple[str, bytes]]:
+        events = self.poller.poll(max(timeout, 0.0) * 1000)
+        if len(events) == 1 and events[0][0] == self.stdout_fd:  # the usual case: a reply
+            return [(REPLY, os.read(self.stdout_fd, READ_CHUNK))]
         chunks = []
-        for fd, _event in self.poller.poll(max(timeout, 0.0) * 1000):
+        for fd, _event in events:
             chunk = os.read(fd, READ_CHUNK)
             if not chunk and fd == self.stderr_fd:
                 self.poller.unregister(fd)
