@@ -7,6 +7,9 @@ pipe echo for bwrap/unshare and <= 3x for docker; start-to-first-observation <= 
 `python3 -c pass` for bwrap/unshare and <= 1.0x `docker run --rm IMAGE python3 -c pass` for docker.
 Start time is what a caller of open_sandbox waits for (the warm pool keeps one fresh, unloaded
 sandbox started ahead of need); the cold start without the pool is printed alongside.
+Docker sandboxes speak the protocol over a FIFO pair that bypasses dockerd; the bare
+attach-socket echo is printed as a reference for what that path would cost.
+On a shared, busy machine run it a few times: each ratio is the best interleaved batch.
 """
 
 from __future__ import annotations
