@@ -192,7 +192,6 @@ class EpisodeHub:
     async def flush(self, delay: float) -> None:
         if delay > 0:
             await asyncio.sleep(delay)
-        self.flusher = None
         frames: dict[tuple[int, int], str] = {}  # viewers at the same point share one frame
         for viewer in list(self.viewers):
             try:
@@ -201,6 +200,9 @@ class EpisodeHub:
                 logger.warning("episode hub %s: a viewer's frame failed", self.group,
                                exc_info=True)
         self.next_flush_at = time.monotonic() + COALESCE_SECONDS
+        self.flusher = None
+        if any(viewer.has_news() for viewer in self.viewers):
+            self.schedule()  # doorbells that came during this flush, or a viewer busy sending
 
 
 def step_message(episode_uuid: str, data: dict) -> dict:
@@ -245,8 +247,9 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         self.early: dict[int, str] = {}
         self.lock = asyncio.Lock()
         self.catcher: asyncio.Task | None = None
-        self.hub = await EpisodeHub.join(self.channel_layer, self.episode_uuid, self)
         await self.accept()
+        # Subscribe before the catch-up so no step falls between the two.
+        self.hub = await EpisodeHub.join(self.channel_layer, self.episode_uuid, self)
         await self.catch_up()
 
     async def disconnect(self, code: int) -> None:
@@ -288,13 +291,19 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         async with self.lock:
             await self.send_news()
         self.catcher = None
-        if self.pending or self.recheck or self.known > self.last_index:
+        if self.has_news():
             self.hub.schedule()  # doorbells that came while this viewer was busy
+
+    def has_news(self) -> bool:
+        """Whether something is waiting to be sent to this viewer."""
+        return not self.ended and bool(
+            self.pending or self.recheck or self.known > self.last_index
+        )
 
     async def flush(self, frames: dict[tuple[int, int], str]) -> None:
         """Send the pending steps (the hub's window ended); leave them to a sender at work."""
         if self.ended or self.lock.locked():
-            return
+            return  # whoever holds the lock reschedules when it is done
         if self.recheck or self.known > self.last_index:  # only the database has them
             if self.catcher is None:
                 self.catcher = asyncio.create_task(self.catch_up())
