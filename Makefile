@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # Built-in players answer instantly; a small delay makes the demo tournament stream at a pace
 # a person can watch. Set ENVDUELS_BUILTIN_LATENCY_MS=0 to run at full speed.
-ENVDUELS_BUILTIN_LATENCY_MS ?= 250
+ENVDUELS_BUILTIN_LATENCY_MS ?= 400
 
 .PHONY: run test install lint check-migrations bench clean
 
