@@ -15,6 +15,7 @@ import logging
 import os
 import shutil
 import socket
+import stat
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -114,6 +115,9 @@ def make_channel_dir() -> Path:
     """Create a fresh private directory holding the FIFOs `in` and `out`, owned by the sandbox
     user (when we are root; otherwise our own, reachable only through the bind mount)."""
     CHANNEL_ROOT.mkdir(mode=0o700, exist_ok=True)
+    root = os.lstat(CHANNEL_ROOT)
+    if not stat.S_ISDIR(root.st_mode) or root.st_uid != os.geteuid():
+        raise SandboxUnavailable(f"{CHANNEL_ROOT} is not a directory of ours; remove it")
     os.chmod(CHANNEL_ROOT, 0o700)
     directory = Path(tempfile.mkdtemp(prefix=f"envduels-{os.getpid()}-", dir=CHANNEL_ROOT))
     try:
