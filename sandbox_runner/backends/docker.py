@@ -13,12 +13,13 @@ import atexit
 import contextlib
 import logging
 import os
+import queue
 import shutil
 import socket
 import stat
 import tempfile
 import threading
-from concurrent.futures import ThreadPoolExecutor
+import time
 from pathlib import Path
 
 from sandbox_runner.backends.base import (
@@ -45,9 +46,33 @@ READY_TIMEOUT = 30.0  # a loaded CI machine can take a while to start Python in 
 _client = None
 _client_lock = threading.Lock()
 _reaped = False
-# Containers are removed off the caller's path; atexit waits for the removals to finish.
-_remover = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox-remove")
-atexit.register(_remover.shutdown, wait=True)
+# Containers are removed off the caller's path by daemon threads. At exit we wait a little for
+# pending removals, but never for a container dockerd cannot kill promptly: the labelled
+# leftover is reaped by the next process that starts a sandbox.
+EXIT_REMOVAL_WAIT = 15.0
+_removals: queue.Queue = queue.Queue()
+
+
+def _remove_forever() -> None:
+    while True:
+        container = _removals.get()
+        try:
+            container.remove(force=True)
+        except Exception as error:  # gone already; the start-up reaper catches any leftover
+            logger.info("could not remove sandbox container: %s", error)
+        finally:
+            _removals.task_done()
+
+
+for _n in range(2):
+    threading.Thread(target=_remove_forever, name=f"sandbox-remove-{_n}", daemon=True).start()
+
+
+@atexit.register
+def _wait_for_removals() -> None:
+    deadline = time.monotonic() + EXIT_REMOVAL_WAIT
+    while _removals.unfinished_tasks and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def docker_client():
@@ -230,13 +255,7 @@ class DockerSandboxProcess(SandboxProcess):
                     os.close(fd)
         self.remove_channel_dir()
         if self.container is not None:
-            _remover.submit(self.remove_container)
-
-    def remove_container(self) -> None:
-        try:
-            self.container.remove(force=True)
-        except Exception as error:  # gone already; the start-up reaper catches any leftover
-            logger.info("could not remove sandbox container: %s", error)
+            _removals.put(self.container)
 
     def exit_error(self, stderr_tail: str) -> SandboxError:
         try:
