@@ -301,21 +301,19 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         )
 
     async def flush(self, frames: dict[tuple[int, int], str]) -> None:
-        """Send the pending steps (the hub's window ended); leave them to a sender at work."""
+        """Send the pending steps (the hub's window ended), then start a catch-up if only
+        the database has the rest; leave everything to a sender already at work."""
         if self.ended or self.lock.locked():
             return  # whoever holds the lock reschedules when it is done
-        if self.recheck or self.known > self.last_index:  # only the database has them
-            if self.catcher is None:
-                self.catcher = asyncio.create_task(self.catch_up())
-            return
-        if not self.pending:
-            return
-        key = (self.pending[0][0], self.pending[-1][0])
-        if key not in frames:
-            frames[key] = steps_frame(self.episode_uuid, [item for _, item in self.pending])
-        self.pending = []
-        async with self.lock:
-            await self.send(text_data=frames[key])
+        if self.pending:  # they come first whatever else the database has
+            key = (self.pending[0][0], self.pending[-1][0])
+            if key not in frames:
+                frames[key] = steps_frame(self.episode_uuid, [item for _, item in self.pending])
+            self.pending = []
+            async with self.lock:
+                await self.send(text_data=frames[key])
+        if (self.recheck or self.known > self.last_index) and self.catcher is None:
+            self.catcher = asyncio.create_task(self.catch_up())
 
     def take_step(self, index: int | None, item: str | None) -> None:
         """A `step.ready` doorbell with its encoded step message (None: it carried no data)."""
