@@ -27,8 +27,9 @@ async def test_group_message_travels_through_real_redis():
     need(redis_reachable(url), "Redis not reachable: set REDIS_URL")
     from channels_redis.core import RedisChannelLayer
 
-    sender = RedisChannelLayer(hosts=[url])
-    receiver = RedisChannelLayer(hosts=[url])
+    # A prefix of its own, so this test never touches the keys of a server the suite shares.
+    sender = RedisChannelLayer(hosts=[url], prefix="envduels-test-layer")
+    receiver = RedisChannelLayer(hosts=[url], prefix="envduels-test-layer")
     channel = await receiver.new_channel()
     await receiver.group_add("episode.test-redis", channel)
     try:
@@ -36,5 +37,6 @@ async def test_group_message_travels_through_real_redis():
         message = await receiver.receive(channel)
     finally:
         await receiver.group_discard("episode.test-redis", channel)
-        await sender.flush()
+        await sender.flush()  # deletes only this test's prefix
+        await receiver.close_pools()
     assert message == {"type": "step.ready", "index": 7}
