@@ -13,9 +13,8 @@ from duels.players.scripted.common import (
     GeneratedEnvironment,
     SolverView,
     clamp_difficulty,
+    family_environment,
     join_words,
-    make_title,
-    render_source,
 )
 
 NAME = "cipher"
@@ -105,12 +104,9 @@ def generate(*, difficulty: int, rng: random.Random) -> GeneratedEnvironment:
             f"The letters are shifted forward in the alphabet by {key} in turn, repeating; "
             "shift each back."
         )
-    return GeneratedEnvironment(
-        title=make_title(LABEL, NAME, level),
-        source=render_source(TEMPLATE, params),
+    return family_environment(
+        label=LABEL, family=NAME, level=level, template=TEMPLATE, params=params,
         hint=hint,
-        family=NAME,
-        difficulty=level,
     )
 
 

@@ -58,6 +58,19 @@ def make_title(label: str, family: str, difficulty: int) -> str:
     return f"{label} ({family}, level {difficulty})"
 
 
+def family_environment(
+    *, label: str, family: str, level: int, template: str, params: dict, hint: str
+) -> GeneratedEnvironment:
+    """Bake `params` into a family's source template and title it by family and level."""
+    return GeneratedEnvironment(
+        title=make_title(label, family, level),
+        source=render_source(template, params),
+        hint=hint,
+        family=family,
+        difficulty=level,
+    )
+
+
 _TITLE_FAMILY = re.compile(r"\((?P<family>[a-z_]+), level (?P<level>\d+)\)")
 
 

@@ -14,9 +14,8 @@ from duels.players.scripted.common import (
     GeneratedEnvironment,
     SolverView,
     clamp_difficulty,
+    family_environment,
     join_words,
-    make_title,
-    render_source,
 )
 
 NAME = "lights"
@@ -125,12 +124,9 @@ def generate(*, difficulty: int, rng: random.Random) -> GeneratedEnvironment:
         hint = f"Pressing a light also flips the lights {places} {unit} to its left and right."
     else:
         hint = "Pressing a light flips only that light."
-    return GeneratedEnvironment(
-        title=make_title(LABEL, NAME, level),
-        source=render_source(TEMPLATE, params),
+    return family_environment(
+        label=LABEL, family=NAME, level=level, template=TEMPLATE, params=params,
         hint=hint,
-        family=NAME,
-        difficulty=level,
     )
 
 

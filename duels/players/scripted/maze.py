@@ -13,8 +13,7 @@ from duels.players.scripted.common import (
     GeneratedEnvironment,
     SolverView,
     clamp_difficulty,
-    make_title,
-    render_source,
+    family_environment,
 )
 
 NAME = "maze"
@@ -139,12 +138,9 @@ def generate(*, difficulty: int, rng: random.Random) -> GeneratedEnvironment:
     }
     mapping = ", ".join(f"saying {said} moves you {true}" for said, true in compass.items())
     lead = "The compass is honest" if kind == "honest" else "The compass is scrambled"
-    return GeneratedEnvironment(
-        title=make_title(LABEL, NAME, level),
-        source=render_source(TEMPLATE, params),
+    return family_environment(
+        label=LABEL, family=NAME, level=level, template=TEMPLATE, params=params,
         hint=f"{lead}: {mapping}.",
-        family=NAME,
-        difficulty=level,
     )
 
 

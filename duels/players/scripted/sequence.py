@@ -13,8 +13,7 @@ from duels.players.scripted.common import (
     GeneratedEnvironment,
     SolverView,
     clamp_difficulty,
-    make_title,
-    render_source,
+    family_environment,
 )
 
 NAME = "sequence"
@@ -122,12 +121,9 @@ def generate(*, difficulty: int, rng: random.Random) -> GeneratedEnvironment:
             f"The steps between numbers repeat in a fixed cycle: {steps} "
             "(then the cycle starts again)."
         )
-    return GeneratedEnvironment(
-        title=make_title(LABEL, NAME, level),
-        source=render_source(TEMPLATE, params),
+    return family_environment(
+        label=LABEL, family=NAME, level=level, template=TEMPLATE, params=params,
         hint=hint,
-        family=NAME,
-        difficulty=level,
     )
 
 

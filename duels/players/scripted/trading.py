@@ -13,8 +13,7 @@ from duels.players.scripted.common import (
     GeneratedEnvironment,
     SolverView,
     clamp_difficulty,
-    make_title,
-    render_source,
+    family_environment,
 )
 
 NAME = "trading"
@@ -135,12 +134,9 @@ def generate(*, difficulty: int, rng: random.Random) -> GeneratedEnvironment:
         )
     else:
         hint = "Ignore the direct wool->gold offer: trade wool for salt, then salt for gold."
-    return GeneratedEnvironment(
-        title=make_title(LABEL, NAME, level),
-        source=render_source(TEMPLATE, params),
+    return family_environment(
+        label=LABEL, family=NAME, level=level, template=TEMPLATE, params=params,
         hint=hint,
-        family=NAME,
-        difficulty=level,
     )
 
 

@@ -13,9 +13,8 @@ from duels.players.scripted.common import (
     GeneratedEnvironment,
     SolverView,
     clamp_difficulty,
+    family_environment,
     join_words,
-    make_title,
-    render_source,
 )
 
 NAME = "vault"
@@ -85,12 +84,9 @@ def generate(*, difficulty: int, rng: random.Random) -> GeneratedEnvironment:
         hint = f"Every digit of the code is either {digits[0]} or {digits[1]}."
     else:
         hint = f"Every digit of the code is one of {join_words(digits)}."
-    return GeneratedEnvironment(
-        title=make_title(LABEL, NAME, level),
-        source=render_source(TEMPLATE, params),
+    return family_environment(
+        label=LABEL, family=NAME, level=level, template=TEMPLATE, params=params,
         hint=hint,
-        family=NAME,
-        difficulty=level,
     )
 
 
