@@ -98,7 +98,12 @@ def to_rating(theta: np.ndarray) -> np.ndarray:
 
 def interval_ranks(rating: np.ndarray, low: np.ndarray, high: np.ndarray) -> list[int]:
     """1 + the number of players whose whole interval lies above this player's interval."""
+    # A player without an interval (too few duels) is separated from nobody.
     return [int(1 + np.sum(low > high[i])) for i in range(len(rating))]
+
+
+MIN_GAMES_FOR_INTERVALS = 3
+MIN_DUELS_FOR_INTERVAL = 2
 
 
 def players_in_games(players: Sequence[str], games: Sequence[tuple[str, str, float]]) -> list[str]:
@@ -143,6 +148,13 @@ def ratings_fit(
     boot_rating = to_rating(bt_fit_batch(boot_points, theta))
     low, high = percentile_interval(boot_rating)
     duel_counts = np.bincount(pairs.ravel(), minlength=size)
+    # Resampling one or two duels always redraws the same few games, which would print a
+    # zero-width "interval"; below these counts the uncertainty is unknown, not zero.
+    if len(scores) < MIN_GAMES_FOR_INTERVALS:
+        low, high = np.full(size, np.nan), np.full(size, np.nan)
+    else:
+        thin = duel_counts < MIN_DUELS_FOR_INTERVAL
+        low, high = np.where(thin, np.nan, low), np.where(thin, np.nan, high)
     return RatingResult(
         players=names,
         rating=rating,

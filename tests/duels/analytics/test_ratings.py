@@ -74,3 +74,15 @@ def test_cross_validated_accuracy_beats_chance_on_strong_differences():
     )
     assert decisive == 600
     assert accuracy > 0.6
+
+
+def test_too_few_duels_give_no_interval_rather_than_a_zero_width_one():
+    one_duel = ratings_fit(players=["a", "b"], games=[("a", "b", 1.0)])
+    assert one_duel.rating[0] > one_duel.rating[1]
+    assert np.isnan(one_duel.low).all() and np.isnan(one_duel.high).all()
+
+    games = [("a", "b", 1.0), ("a", "b", 0.5), ("b", "c", 1.0), ("a", "c", 1.0)]
+    fit = ratings_fit(players=["a", "b", "c", "d"], games=[*games, ("c", "d", 0.0)])
+    thin = fit.players.index("d")
+    assert np.isnan(fit.low[thin]) and np.isnan(fit.high[thin])
+    assert all(fit.low[i] <= fit.rating[i] <= fit.high[i] for i in range(3))
