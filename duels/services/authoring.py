@@ -144,7 +144,10 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
 
 
 def duel_observe_digests(*, duel: Duel) -> list[str]:
-    """Digests of the tournament's duels from earlier rounds (observe mode), newest first.
+    """Digests of the tournament's duels from earlier rounds (observe mode), latest round first.
+
+    Within a round duels come in schedule order, so the prompt does not depend on which worker
+    finished first and an observe-mode tournament is reproducible.
 
     Each valid environment gives one digest: its hint, pass rates, setter score and the last
     actions of the unhinted runs that failed — how solvers fail without the hint.
@@ -165,8 +168,8 @@ def duel_observe_digests(*, duel: Duel) -> list[str]:
         )
         .select_related("a", "b", "env_a", "env_b", "hint_a", "hint_b")
         .prefetch_related(unhinted_failures)
-        .order_by("-finished_at", "-id")
-    )
+        .order_by("-round_index", "created_at", "id")
+    )[:MAX_DIGESTS]  # each duel gives at most two digests
     digests: list[str] = []
     for earlier_duel in earlier:
         for side, author in (("a", earlier_duel.a), ("b", earlier_duel.b)):
