@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from duels.players.base import Message, PlayerError
 
-PROMPT_VERSION = "v1"
+PROMPT_VERSION = "v2"
 
 MAX_SOURCE_BYTES = 64 * 1024
 MAX_ACTION_CHARS = 1000
@@ -26,6 +26,7 @@ REPAIR_LINE = "Your previous answer could not be used."
 HINT_START = "PRIVILEGED HINT (from the environment's author):"
 HINT_END = "END OF HINT"
 TITLE_PREFIX = "TITLE:"
+KIND_PREFIX = "KIND:"
 
 ENVIRONMENT_CONTRACT = f"""\
 Write a single Python 3 module, standard library only, at most {MAX_SOURCE_BYTES // 1024} KiB, \
@@ -73,6 +74,7 @@ SETTER_ANSWER_FORMAT = f"""\
 Answer in exactly this format:
 
 {TITLE_PREFIX} <a short title for your environment>
+{KIND_PREFIX} <one or two lower-case words naming the kind of puzzle, e.g. maze or cipher>
 
 ```python
 <the whole module>
@@ -110,6 +112,7 @@ class SetterAnswer:
     title: str
     source: str
     hint: str
+    family: str = ""
 
 
 @dataclass(frozen=True)
@@ -185,6 +188,12 @@ _FENCE = re.compile(
     r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE
 )
 _TITLE = re.compile(rf"^\s*{re.escape(TITLE_PREFIX)}\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
+_KIND = re.compile(rf"^\s*{re.escape(KIND_PREFIX)}\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
+
+
+def _kind_slug(raw: str) -> str:
+    """A setter's free-text KIND as a short lower-case slug ("Lights Out!" -> "lights-out")."""
+    return "-".join(re.findall(r"[a-z0-9]+", raw.lower()))[:60]
 
 
 def parse_setter_answer(text: str) -> SetterAnswer:
@@ -211,9 +220,14 @@ def parse_setter_answer(text: str) -> SetterAnswer:
         raise SetterFormatError(
             f"the source is {len(source.encode())} bytes; the limit is {MAX_SOURCE_BYTES} bytes"
         )
-    match = _TITLE.search(text)
-    title = match.group(1)[:200] if match else ""
-    return SetterAnswer(title=title or "Untitled environment", source=source + "\n", hint=hint)
+    # TITLE and KIND lines count only outside the fenced blocks (never inside the code).
+    prose = _FENCE.sub("", text)
+    title_match, kind_match = _TITLE.search(prose), _KIND.search(prose)
+    title = title_match.group(1)[:200] if title_match else ""
+    family = _kind_slug(kind_match.group(1)) if kind_match else ""
+    return SetterAnswer(
+        title=title or "Untitled environment", source=source + "\n", hint=hint, family=family
+    )
 
 
 def solver_system_prompt(*, hint: str | None) -> str:

@@ -131,7 +131,8 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
             return AuthoredSide(environment=None, hint=None, forfeit=forfeit)
         with transaction.atomic():
             environment = Environment.objects.create(
-                title=answer.title, author=setter, source=answer.source
+                title=answer.title, author=setter, source=answer.source,
+                family=answer.family,
             )
             hint = Hint.objects.create(environment=environment, author=setter, text=answer.hint)
             Duel.objects.filter(pk=duel.pk).update(**{env_field: environment, hint_field: hint})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from duels.players.prompts import TITLE_PREFIX
+from duels.players.prompts import KIND_PREFIX, TITLE_PREFIX
 from duels.players.scripted import FAMILIES
 from duels.players.scripted.common import GeneratedEnvironment, clamp_difficulty, parse_title
 
@@ -70,6 +70,7 @@ def answer_text(environment: GeneratedEnvironment, *, broken: bool = False) -> s
     """Return the setter's chat answer; `broken` leaves out the hint block (to test repairs)."""
     parts = [
         f"{TITLE_PREFIX} {environment.title}",
+        f"{KIND_PREFIX} {environment.family}",
         f"I wrote a {environment.family} environment at difficulty {environment.difficulty}.",
         f"```python\n{environment.source.rstrip()}\n```",
     ]

@@ -19,7 +19,7 @@ HINT = "```hint\nThe code is 42.\n```"
 
 
 def test_prompt_version_is_a_short_stable_label():
-    assert prompts.PROMPT_VERSION == "v1"
+    assert prompts.PROMPT_VERSION == "v2"
 
 
 def test_setter_prompt_states_the_contract_and_answer_format():
@@ -166,3 +166,17 @@ def test_an_action_mentioned_mid_line_does_not_count():
 def test_player_check_prompt_asks_for_an_action_line():
     assert prompts.PLAYER_CHECK_MESSAGES[-1]["role"] == "user"
     assert "ACTION: ready" in prompts.PLAYER_CHECK_MESSAGES[-1]["content"]
+
+
+def test_kind_line_names_the_family_and_lines_inside_code_do_not_count():
+    answer = prompts.parse_setter_answer(
+        "TITLE: Spinning Vault\nKIND: Code Vault!\n\n"
+        '```python\n# TITLE: not this\n# KIND: nor this\nclass Environment:\n    pass\n```\n\n'
+        "```hint\nThe code is 42.\n```"
+    )
+    assert answer.title == "Spinning Vault"
+    assert answer.family == "code-vault"
+    no_lines = prompts.parse_setter_answer(
+        '```python\nTITLE = "TITLE: inside"\nclass Environment:\n    pass\n```\n```hint\nh\n```'
+    )
+    assert no_lines.title == "Untitled environment" and no_lines.family == ""

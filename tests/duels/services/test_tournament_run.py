@@ -57,6 +57,9 @@ def test_a_tournament_of_four_builtin_players_completes_with_recomputable_scores
     assert episodes.count() == valid_sides * 2 * 4
     assert set(episodes.values_list("status", flat=True)) == {Status.FINISHED}
     assert set(episodes.values_list("prompt_version", flat=True)) == {prompts.PROMPT_VERSION}
+    # Each setter's KIND line is stored as the environment's family (filterable in the UI).
+    families = {duel.env_a.family for duel in duels} | {duel.env_b.family for duel in duels}
+    assert families and families <= {"vault", "sequence", "maze", "cipher", "lights", "trading"}
     _assert_contiguous_steps(episodes)
     for duel in duels:
         stored = (duel.setter_score_a, duel.setter_score_b, duel.flips_a, duel.flips_b,
