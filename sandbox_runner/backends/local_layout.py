@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 
 # Top-level entries Python needs; on merged-/usr systems most of them are symlinks into /usr.
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -34,3 +35,15 @@ def drop_to_nobody_prefix(uid: int, gid: int) -> list[str]:
     if os.geteuid() == 0:
         prefix += [f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
     return [*prefix, "--"]
+
+
+def namespace_probe(name: str, command: list[str], env: dict[str, str]) -> str | None:
+    """Run a do-nothing sandboxed command; None when it works, else why (for the error)."""
+    try:
+        done = subprocess.run(command, capture_output=True, env=env, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{name} could not start: {error}"
+    if done.returncode != 0:
+        detail = done.stderr.decode(errors="replace").strip()[-300:]
+        return f"{name} cannot create namespaces here (user namespaces disabled?): {detail}"
+    return None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import subprocess
 
 from sandbox_runner.backends.base import (
     CLEAN_ENV,
@@ -17,6 +16,7 @@ from sandbox_runner.backends.base import (
 from sandbox_runner.backends.local_layout import (
     DEVICES,
     drop_to_nobody_prefix,
+    namespace_probe,
     system_dirs,
     system_links,
 )
@@ -82,14 +82,7 @@ class UnshareBackend(Backend):
         if not shutil.which(SANDBOX_PYTHON):
             return f"{SANDBOX_PYTHON} is missing (apt-get install python3)"
         probe = self.unshare_command(SandboxLimits(), [SANDBOX_PYTHON, "-S", "-I", "-c", "pass"])
-        try:
-            done = subprocess.run(probe, capture_output=True, env=dict(CLEAN_ENV), timeout=10)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            return f"unshare could not start: {error}"
-        if done.returncode != 0:
-            detail = done.stderr.decode(errors="replace").strip()[-300:]
-            return f"unshare cannot create namespaces here (user namespaces disabled?): {detail}"
-        return None
+        return namespace_probe("unshare", probe, dict(CLEAN_ENV))
 
     def start(self, limits: SandboxLimits) -> PopenSandboxProcess:
         return PopenSandboxProcess(self.name, self.unshare_command(limits, guest_command(limits)))
