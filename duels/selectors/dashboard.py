@@ -6,9 +6,11 @@ from collections import defaultdict
 
 from django.db.models import Count, QuerySet
 
-from duels.models import AnalyticsSnapshot, Duel, Player, Status
+from duels.models import Duel, Player, Status
 from duels.selectors.duels import duel_list
+from duels.selectors.players import player_list
 from duels.selectors.tournaments import tournament_list_active
+from duels.services.analytics import analytics_latest_cached
 
 
 def dashboard_active_tournaments(*, limit: int = 10):
@@ -22,8 +24,7 @@ def dashboard_latest_duels(*, limit: int = 10) -> QuerySet[Duel]:
 def dashboard_leaderboard(*, limit: int = 10) -> dict:
     """Ratings from the latest analytics snapshot when there is one, and always a
     win/draw/loss table over finished duels (three queries)."""
-    snapshot = AnalyticsSnapshot.objects.order_by("-computed_at").only("data", "computed_at")
-    latest = snapshot.first()
+    latest = analytics_latest_cached()
     ratings = (latest.data or {}).get("ratings") if latest else None
     tally: dict[int, dict[str, int]] = defaultdict(lambda: {"wins": 0, "draws": 0, "losses": 0})
     finished = Duel.objects.filter(status=Status.FINISHED, outcome__isnull=False).order_by()
@@ -53,5 +54,5 @@ def dashboard_leaderboard(*, limit: int = 10) -> dict:
 
 def dashboard_players(*, limit: int = 12) -> dict:
     """The first players by name and how many there are (two queries whatever the count)."""
-    players = Player.objects.order_by("name")
+    players = player_list()
     return {"shown": list(players[:limit]), "total": players.count()}

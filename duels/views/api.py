@@ -20,7 +20,6 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
 from duels.models import (
-    AnalyticsSnapshot,
     Annotation,
     Condition,
     Duel,
@@ -36,6 +35,7 @@ from duels.selectors.exchange import (
     exchange_duels_filtered,
     exchange_environments_filtered,
 )
+from duels.services.analytics import analytics_latest_cached
 from duels.services.api_tokens import api_token_authenticate
 from duels.services.exchange import iso_time
 
@@ -369,7 +369,7 @@ def annotation_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
 @api_view
 def analytics(request: HttpRequest) -> dict[str, Any]:
     """The latest analytics snapshot's figures (DESIGN.md "Machine-readable results")."""
-    snapshot = AnalyticsSnapshot.objects.order_by("-computed_at", "-pk").first()
+    snapshot = analytics_latest_cached()
     if snapshot is None:
         return {
             "computed_at": None,

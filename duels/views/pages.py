@@ -25,16 +25,17 @@ def home(request: HttpRequest) -> HttpResponse:
     """
     if not request.user.is_authenticated:
         return render(request, "duels/landing.html", {"players": dashboard_players()})
+    tournaments = dashboard_active_tournaments()
+    if request.htmx and request.htmx.target == "dashboard-progress":
+        # The 2-second progress poll needs the running tournaments and nothing else.
+        return render(request, "duels/home.html#dashboard-progress", {"tournaments": tournaments})
     context = {
-        "tournaments": dashboard_active_tournaments(),
+        "tournaments": tournaments,
         "duels": dashboard_latest_duels(),
         "leaderboard": dashboard_leaderboard(),
         "players": dashboard_players(),
     }
-    template = "duels/home.html"
-    if request.htmx and request.htmx.target == "dashboard-progress":
-        template += "#dashboard-progress"
-    return render(request, template, context)
+    return render(request, "duels/home.html", context)
 
 
 urlpatterns = [
