@@ -202,9 +202,18 @@ def _request_analytics_refresh() -> None:
 
 def duel_cancel(*, duel: Duel, reason: str = "cancelled") -> Duel:
     """Cancel a duel: pending episodes never start, running ones stop after their current step."""
+    return _duel_end(duel=duel, status=Status.CANCELLED, reason=reason)
+
+
+def duel_fail(*, duel: Duel, reason: str) -> Duel:
+    """End a duel that cannot go on (for example no sandbox on this machine), saying why."""
+    return _duel_end(duel=duel, status=Status.FAILED, reason=reason)
+
+
+def _duel_end(*, duel: Duel, status: str, reason: str) -> Duel:
     with transaction.atomic():
         Duel.objects.filter(pk=duel.pk).exclude(status__in=DONE_STATUSES).update(
-            status=Status.CANCELLED, finished_at=timezone.now(), lease_owner="",
+            status=status, finished_at=timezone.now(), lease_owner="",
             lease_expires_at=None, error=reason,
         )
         # Pending episodes, and running ones nobody holds (their worker stopped), end here;

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from duels.models import DONE_STATUSES, Duel, Episode, Status, Tournament
 from duels.services.costs import CostCapReached
-from duels.services.duels import duel_author, duel_cancel, duel_finalize_if_complete
+from duels.services.duels import duel_author, duel_cancel, duel_fail, duel_finalize_if_complete
 from duels.services.episodes import episode_run
 from duels.services.leases import (
     claimable_authoring,
@@ -34,6 +34,7 @@ from duels.services.tournaments import (
     tournament_finalize_if_complete,
     tournament_progress_refresh,
 )
+from sandbox_runner import SandboxUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -182,6 +183,9 @@ class _Driver:
             error = future.exception()
             if isinstance(error, CostCapReached) and kind == "duel":
                 duel_cancel(duel=Duel.objects.get(pk=object_id), reason=str(error))
+            elif isinstance(error, SandboxUnavailable) and kind == "duel":
+                # No sandbox works on this machine: retrying cannot help, so say so and stop.
+                duel_fail(duel=Duel.objects.get(pk=object_id), reason=str(error))
             elif error is not None:
                 # The lease runs out and another driver (or this one) resumes the work.
                 logger.error("%s %s stopped with an error", kind, object_id, exc_info=error)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 
 from duels.models import Player, Tournament
+from duels.players import PlayerError, player_require_credentials
 
 
 def players_by_name(names: list[str]) -> list[Player]:
@@ -18,6 +19,27 @@ def players_by_name(names: list[str]) -> list[Player]:
             + ("" if known else " — run `manage.py seed_builtin` to add the built-in players")
         )
     return [found[name] for name in names]
+
+
+def require_credentials(players: list[Player]) -> None:
+    """Fail before any work when a player's API-key variable is not set."""
+    for player in players:
+        try:
+            player_require_credentials(player)
+        except PlayerError as exc:
+            raise CommandError(str(exc)) from None
+
+
+def require_sandbox() -> None:
+    """Fail before any work when no sandbox backend works on this machine."""
+    from django.conf import settings
+
+    from sandbox_runner import SandboxUnavailable, resolve_backend
+
+    try:
+        resolve_backend(settings.ENVDUELS_SANDBOX)
+    except SandboxUnavailable as exc:
+        raise CommandError(str(exc)) from None
 
 
 def progress_line(tournament: Tournament, *, width: int = 30) -> str:

@@ -6,8 +6,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from duels.management.commands._engine import players_by_name
-from duels.players import PlayerError, player_require_credentials
+from duels.management.commands._engine import (
+    players_by_name,
+    require_credentials,
+    require_sandbox,
+)
 from duels.services.duels import DuelError, duel_cancel, duel_create, duel_result, duel_run
 from duels.services.workers import stop_on_signals
 
@@ -23,12 +26,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, a: str, b: str, attempts: int, json: bool, **options) -> None:
         player_a, player_b = players_by_name([a, b])
-        # Fail before any work when a key is missing.
-        for player in (player_a, player_b):
-            try:
-                player_require_credentials(player)
-            except PlayerError as exc:
-                raise CommandError(str(exc)) from None
+        # Fail before any work when a key is missing or nothing can sandbox the environments.
+        require_credentials([player_a, player_b])
+        require_sandbox()
         try:
             duel = duel_create(a=player_a, b=player_b, attempts=attempts)
         except DuelError as exc:

@@ -15,9 +15,8 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from django_tasks_db.models import DBTaskResult
 
-from duels.management.commands._engine import ProgressPrinter, players_by_name
+from duels.management.commands._engine import ProgressPrinter, players_by_name, require_credentials
 from duels.models import Tournament
-from duels.players import PlayerError, player_require_credentials
 from duels.services.duels import DuelError
 from duels.services.tournaments import (
     tournament_create,
@@ -49,11 +48,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         names = [name.strip() for name in options["players"].split(",") if name.strip()]
         players = players_by_name(names)
-        for player in players:
-            try:
-                player_require_credentials(player)
-            except PlayerError as exc:
-                raise CommandError(str(exc)) from None
+        require_credentials(players)
         try:
             tournament = tournament_create(
                 players=players, rounds=options["rounds"], attempts=options["attempts"],
