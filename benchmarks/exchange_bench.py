@@ -32,9 +32,9 @@ def child(steps: int) -> None:
 
     from django.core.management import call_command
 
+    from duels.exchange.export import exchange_export
+    from duels.exchange.selectors import exchange_everything
     from duels.models import Condition, Environment, Episode, Player, Status, Step
-    from duels.selectors.exchange import exchange_everything
-    from duels.services.exchange import exchange_export
 
     call_command("migrate", verbosity=0)
     solver = Player.objects.create(name="solver", provider="builtin", model="m", builtin=True)

@@ -51,7 +51,8 @@ def _tournament(env: dict, rounds: int) -> str:
     done = subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), "shell", "-c", (
             "from duels.models import Player\n"
-            "from duels.services.tournaments import tournament_create, tournament_enqueue\n"
+            "from duels.engine.queue import tournament_enqueue\n"
+            "from duels.engine.tournaments import tournament_create\n"
             f"players = list(Player.objects.filter(name__in={PLAYERS!r}))\n"
             f"t = tournament_create(players=players, rounds={rounds}, attempts={ATTEMPTS}, "
             f"concurrency={CONCURRENCY})\n"

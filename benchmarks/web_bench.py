@@ -263,9 +263,9 @@ def run_writer(episode_uuid: str, rate: int, seconds: int, out: str) -> None:
     each commit (as the engine does), then end the episode."""
     from django.db import transaction
 
+    from duels.engine import doorbell
+    from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready
     from duels.models import Episode, Status, Step
-    from duels.services import doorbell
-    from duels.services.doorbell import doorbell_episode_ended, doorbell_step_ready
 
     episode = Episode.objects.get(uuid=episode_uuid)
     committed: dict[int, float] = {}

@@ -15,21 +15,21 @@ from django_tasks import task
 
 @task(queue_name="duels")
 def tournament_drive_task(tournament_uuid: str) -> str:
-    from duels.services.workers import tournament_drive_in_worker
+    from duels.engine.workers import tournament_drive_in_worker
 
     return tournament_drive_in_worker(tournament_uuid=tournament_uuid)
 
 
 @task(queue_name="duels")
 def duel_drive_task(duel_uuid: str) -> str:
-    from duels.services.workers import duel_drive_in_worker
+    from duels.engine.workers import duel_drive_in_worker
 
     return duel_drive_in_worker(duel_uuid=duel_uuid)
 
 
 @task(queue_name="default")
 def stale_work_sweep_task() -> list[str]:
-    from duels.services.workers import stale_work_sweep
+    from duels.engine.workers import stale_work_sweep
 
     return stale_work_sweep()
 

@@ -1,17 +1,15 @@
 """Analytics snapshots: compute every figure in the background and cache the result.
 
 Pages read only the latest snapshot; they never compute a bootstrap on a request. The engine
-calls `analytics_request_refresh()` after each duel finishes; requests within the debounce
-window share one queued task.
+asks for a refresh after each duel finishes (`duels.engine.queue.analytics_request_refresh`);
+requests within the debounce window share one queued task.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
 
-from django.db import DatabaseError
 from django.utils import timezone
 
 from duels.analytics.compute import analytics_compute
@@ -20,7 +18,6 @@ from duels.selectors.analytics import analytics_input
 
 logger = logging.getLogger(__name__)
 
-DEBOUNCE_SECONDS = 10
 KEEP_SNAPSHOTS = 5
 
 
@@ -67,34 +64,3 @@ def analytics_latest_cached() -> AnalyticsSnapshot | None:
         _parsed.clear()
         _parsed[key] = cached
     return cached
-
-
-def analytics_refresh_pending() -> bool:
-    """True when a refresh task is queued and not yet started."""
-    from django_tasks import TaskResultStatus
-    from django_tasks_db.models import DBTaskResult
-
-    from duels.tasks import analytics_refresh_task
-
-    return DBTaskResult.objects.filter(
-        task_path=analytics_refresh_task.module_path, status=TaskResultStatus.READY
-    ).exists()
-
-
-def analytics_request_refresh(*, delay_seconds: float = DEBOUNCE_SECONDS) -> bool:
-    """Queue a background refresh unless one is already waiting; True when one was queued.
-
-    Never raises a database error to the caller (a finishing duel must not fail because the
-    figures could not be queued); the next finished duel asks again.
-    """
-    from duels.tasks import analytics_refresh_task
-
-    try:
-        if analytics_refresh_pending():
-            return False
-        run_after = timezone.now() + timedelta(seconds=delay_seconds)
-        analytics_refresh_task.using(run_after=run_after).enqueue()
-    except DatabaseError:
-        logger.exception("could not queue an analytics refresh")
-        return False
-    return True

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from duels.engine.costs import completion_cost
 from duels.models import ModelCall
 from duels.players import PlayerError, player_client
 from duels.players.prompts import PLAYER_CHECK_MESSAGES
-from duels.services.costs import completion_cost
 
 if TYPE_CHECKING:
     from duels.models import Player

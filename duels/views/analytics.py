@@ -12,11 +12,8 @@ from django.template.loader import render_to_string
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
-from duels.services.analytics import (
-    analytics_latest_cached,
-    analytics_refresh_pending,
-    analytics_request_refresh,
-)
+from duels.engine.queue import analytics_refresh_pending, analytics_request_refresh
+from duels.services.analytics import analytics_latest_cached
 
 TABLE_ROWS = 60
 

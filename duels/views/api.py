@@ -19,6 +19,13 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
+from duels.exchange.export import iso_time
+from duels.exchange.selectors import (
+    DuelExportFilters,
+    EnvironmentExportFilters,
+    exchange_duels_filtered,
+    exchange_environments_filtered,
+)
 from duels.models import (
     Annotation,
     Condition,
@@ -29,15 +36,8 @@ from duels.models import (
     Player,
     Status,
 )
-from duels.selectors.exchange import (
-    DuelExportFilters,
-    EnvironmentExportFilters,
-    exchange_duels_filtered,
-    exchange_environments_filtered,
-)
 from duels.services.analytics import analytics_latest_cached
 from duels.services.api_tokens import api_token_authenticate
-from duels.services.exchange import iso_time
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200

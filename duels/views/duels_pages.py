@@ -68,7 +68,8 @@ def duel_new(request: HttpRequest) -> HttpResponse:
             form.add_error(None, limited)
             status = 429
         elif form.is_valid():
-            from duels.services.duels import DuelError, duel_create, duel_enqueue
+            from duels.engine.duels import DuelError, duel_create
+            from duels.engine.queue import duel_enqueue
 
             try:
                 duel = duel_create(
@@ -98,7 +99,7 @@ def duel_new(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def duel_cancel_view(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
-    from duels.services.duels import duel_cancel
+    from duels.engine.duels import duel_cancel
 
     duel = duel_get(duel_uuid=duel_uuid)
     if duel.is_done:

@@ -13,17 +13,17 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from duels.annotation_forms import ImportForm, TransferImportForm
+from duels.exchange.export import exchange_dump_line, exchange_lines
+from duels.exchange.importer import ExchangeImportError, exchange_import
+from duels.exchange.selectors import exchange_for_duels, exchange_for_environments
+from duels.exchange.streams import ExportRequest, export_lines
+from duels.exchange.training import training_environment_records
+from duels.exchange.transfer import TransferImportError, transfer_import_csv
 from duels.forms import DuelFilterForm, EnvironmentFilterForm
 from duels.models import Condition
 from duels.selectors.annotations import duel_filter_by_annotation, environment_filter_by_annotation
 from duels.selectors.duels import duel_list
 from duels.selectors.environments import environment_list
-from duels.selectors.exchange import exchange_for_duels, exchange_for_environments
-from duels.services.exchange import exchange_dump_line, exchange_lines
-from duels.services.exchange_import import ExchangeImportError, exchange_import
-from duels.services.exchange_streams import ExportRequest, export_lines
-from duels.services.exchange_transfer import TransferImportError, transfer_import_csv
-from duels.services.training import training_environment_records
 
 
 def _download(lines, name: str) -> StreamingHttpResponse:

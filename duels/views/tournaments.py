@@ -40,7 +40,7 @@ def tournament_detail(request: HttpRequest, tournament_uuid: UUID) -> HttpRespon
 @require_POST
 @login_required
 def tournament_cancel_view(request: HttpRequest, tournament_uuid: UUID) -> HttpResponse:
-    from duels.services.tournaments import tournament_cancel
+    from duels.engine.tournaments import tournament_cancel
 
     tournament = tournament_get(tournament_uuid=tournament_uuid)
     if tournament.is_done:

@@ -86,9 +86,10 @@ class AnalyticsBrowserTest(BrowserTestCase):
         """What `make run` shows: a built-in tournament played through the real engine."""
         from django.test import override_settings
 
+        from duels.engine.scheduler import tournament_drive
+        from duels.engine.tournaments import tournament_create
         from duels.models import Player
         from duels.services.players import player_seed_builtin
-        from duels.services.tournaments import tournament_create, tournament_drive
         from sandbox_runner import available_backends
 
         backends = available_backends()

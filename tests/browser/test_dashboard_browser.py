@@ -184,7 +184,7 @@ class DashboardBrowserTest(BrowserTestCase):
         assert self.dialogs == []
 
     def test_trigger_a_duel_and_watch_it_finish(self):
-        from duels.services.duels import duel_run
+        from duels.engine.scheduler import duel_run
         from duels.services.players import player_seed_builtin
         from sandbox_runner import available_backends
 

@@ -6,9 +6,9 @@ from uuid import UUID
 
 from django.core.management.base import BaseCommand, CommandError
 
+from duels.engine.duels import duel_cancel
+from duels.engine.tournaments import tournament_cancel
 from duels.models import Duel, Tournament
-from duels.services.duels import duel_cancel
-from duels.services.tournaments import tournament_cancel
 
 
 class Command(BaseCommand):

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
+from duels.engine.queue import tournament_enqueue
+from duels.engine.tournaments import tournament_create
 from duels.models import Player, Tournament
 from duels.players.builtin import BUILTIN_PLAYER_SPECS
 from duels.services.players import player_seed_builtin
-from duels.services.tournaments import tournament_create, tournament_enqueue
 
 DEMO_PLAYERS = tuple(spec["name"] for spec in BUILTIN_PLAYER_SPECS)
 # 20 duels of 8 episodes: about 3-5 minutes with two workers and ENVDUELS_BUILTIN_LATENCY_MS=250.

@@ -6,13 +6,14 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from duels.engine.duels import DuelError, duel_cancel, duel_create, duel_result
+from duels.engine.scheduler import duel_run
+from duels.engine.workers import stop_on_signals
 from duels.management.commands._engine import (
     players_by_name,
     require_credentials,
     require_sandbox,
 )
-from duels.services.duels import DuelError, duel_cancel, duel_create, duel_result, duel_run
-from duels.services.workers import stop_on_signals
 
 
 class Command(BaseCommand):

@@ -13,9 +13,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
+from duels.exchange.streams import FORMATS, ExportRequest, export_lines
 from duels.models import Condition, Outcome, Status
-from duels.selectors.exchange import DuelExportFilters, EnvironmentExportFilters
-from duels.services.exchange_streams import FORMATS, ExportRequest, export_lines
 
 
 def export_request(options: dict[str, Any]) -> ExportRequest:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from duels.services.exchange_import import ExchangeImportError, exchange_import
+from duels.exchange.importer import ExchangeImportError, exchange_import
 
 
 class Command(BaseCommand):

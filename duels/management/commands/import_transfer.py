@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from duels.services.exchange_transfer import TransferImportError, transfer_import_csv
+from duels.exchange.transfer import TransferImportError, transfer_import_csv
 
 
 class Command(BaseCommand):

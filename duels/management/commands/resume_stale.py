@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from duels.services.workers import stale_sweep_schedule, work_resume_stale
+from duels.engine.queue import stale_sweep_schedule
+from duels.engine.workers import work_resume_stale
 
 
 class Command(BaseCommand):

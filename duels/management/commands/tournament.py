@@ -15,16 +15,16 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from django_tasks_db.models import DBTaskResult
 
-from duels.management.commands._engine import ProgressPrinter, players_by_name, require_credentials
-from duels.models import Tournament
-from duels.services.duels import DuelError
-from duels.services.tournaments import (
+from duels.engine.duels import DuelError
+from duels.engine.tournaments import (
     tournament_create,
     tournament_drive,
     tournament_enqueue,
     tournament_result,
 )
-from duels.services.workers import stop_on_signals
+from duels.engine.workers import stop_on_signals
+from duels.management.commands._engine import ProgressPrinter, players_by_name, require_credentials
+from duels.models import Tournament
 
 PICKUP_SECONDS = 5.0
 TASK_PATH = "duels.tasks.tournament_drive_task"

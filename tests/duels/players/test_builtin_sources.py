@@ -56,9 +56,9 @@ def test_family_sources_keep_the_contract_in_the_sandbox(family):
 def test_family_sources_pass_validation_on_every_backend(family):
     need(bool(backends()), "no sandbox backend (docker, bwrap or unshare) works here")
     try:
-        from duels.services.validation import environment_validation_report
+        from duels.engine.validation import environment_validation_report
     except ImportError:
-        need(False, "duels.services.validation.environment_validation_report is not available")
+        need(False, "duels.engine.validation.environment_validation_report is not available")
     for backend in backends():
         for difficulty in DIFFICULTIES:
             env = generated(family, difficulty)

@@ -13,13 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from duels.engine.costs import CostCapReached, completion_cost, cost_cap_check
 from duels.models import Player
 from duels.players import PlayerError, player_client
 from duels.players.base import Completion
 from duels.players.concurrency import concurrency_slot
 from duels.players.redaction import secret_register
 from duels.players.retry import RetryPolicy, TransientError, call_with_retries, retry_after_seconds
-from duels.services.costs import CostCapReached, completion_cost, cost_cap_check
 from tests.duels.players.loopback import LoopbackServer, loopback_player, reply
 
 CHAT = [{"role": "user", "content": "Say ready."}]

@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command, get_commands
 from django.core.management.base import CommandError
 
+from duels.engine.costs import completion_cost
 from duels.models import ModelCall, Step
 from duels.players import player_client
-from duels.services.costs import completion_cost
 from tests.duels.players.loopback import LoopbackServer, loopback_player, reply, server_error
 
 HONEYTOKEN = "sk-honeytoken-7f3a9c1e5b2d4068-never-store-me"

@@ -1,0 +1,1 @@
+"""Runs duels: authoring, validation, episodes, duels, tournaments, scheduling, leases, workers."""

@@ -1,0 +1,195 @@
+"""Setter turns: prompting a setter (observe digests, one repair), storing every call, storing
+and validating the environment and hint it wrote. A side that cannot produce a valid
+environment forfeits with a reason a person can read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import F, Prefetch
+
+from duels.engine.costs import CostCapReached, completion_cost, cost_cap_check
+from duels.engine.validation import environment_invalid_reason, environment_validate
+from duels.models import (
+    Condition,
+    Duel,
+    Environment,
+    EnvironmentStatus,
+    Episode,
+    Hint,
+    ModelCall,
+    Player,
+    Status,
+    Step,
+    Tournament,
+)
+from duels.players import player_client, prompts
+from duels.players.base import Completion, Message, PlayerError
+
+SETTER_MAX_TOKENS = 8192
+# Observe mode: at most this many earlier environments per prompt, newest first.
+MAX_DIGESTS = 8
+
+
+@dataclass(frozen=True)
+class AuthoredSide:
+    environment: Environment | None
+    hint: Hint | None
+    forfeit: str  # "" when the side produced a valid environment
+
+
+def duel_charge(*, duel: Duel, cost: float) -> None:
+    """Add a model call's cost to its duel and tournament."""
+    if not cost:
+        return
+    Duel.objects.filter(pk=duel.pk).update(cost=F("cost") + cost)
+    if duel.tournament_id:
+        Tournament.objects.filter(pk=duel.tournament_id).update(cost=F("cost") + cost)
+
+
+def duel_cost_cap_check(*, duel: Duel) -> None:
+    """Raise CostCapReached when the duel's or its tournament's cap is spent."""
+    row = Duel.objects.filter(pk=duel.pk).values("cost", "cost_cap", "tournament_id").first()
+    if row is None:
+        return
+    cost_cap_check(spent=row["cost"], cap=row["cost_cap"], scope="duel cost cap")
+    if row["tournament_id"]:
+        tournament = Tournament.objects.filter(pk=row["tournament_id"]).values(
+            "cost", "cost_cap").first()
+        cost_cap_check(spent=tournament["cost"], cap=tournament["cost_cap"],
+                       scope="tournament cost cap")
+
+
+def _setter_call(
+    *, duel: Duel, player: Player, role: str, messages: list[Message]
+) -> Completion:
+    """Make one setter call and store it as a ModelCall, failed or not."""
+    duel_cost_cap_check(duel=duel)
+    try:
+        completion = player_client(player).complete(
+            messages,
+            max_tokens=int(player.params.get("max_tokens", SETTER_MAX_TOKENS)),
+            temperature=float(player.params.get("temperature", 0.0)),
+        )
+    except PlayerError as exc:
+        ModelCall.objects.create(duel=duel, player=player, role=role, messages=messages,
+                                 error=str(exc)[:2000])
+        raise
+    cost = completion_cost(player=player, completion=completion)
+    ModelCall.objects.create(
+        duel=duel, player=player, role=role, messages=messages, reply=completion.text,
+        input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
+        latency_ms=completion.latency_ms, cost=cost,
+    )
+    duel_charge(duel=duel, cost=cost)
+    return completion
+
+
+def setter_answer(
+    *, duel: Duel, player: Player, digests: list[str]
+) -> tuple[prompts.SetterAnswer | None, str]:
+    """Ask the setter for an environment; one repair on a malformed answer, then forfeit."""
+    messages = prompts.setter_messages(digests=digests or None)
+    try:
+        completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.SETTER,
+                                  messages=messages)
+        try:
+            return prompts.parse_setter_answer(completion.text), ""
+        except prompts.SetterFormatError as first_error:
+            repair = [*messages, {"role": "assistant", "content": completion.text},
+                      prompts.repair_message(error=str(first_error))]
+            completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.REPAIR,
+                                      messages=repair)
+            try:
+                return prompts.parse_setter_answer(completion.text), ""
+            except prompts.SetterFormatError as second_error:
+                return None, f"malformed answer after one repair request: {second_error}"
+    except CostCapReached:
+        raise
+    except PlayerError as exc:
+        return None, f"setter model call failed: {exc}"
+
+
+def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSide:
+    """Author, store and validate one side ("a" or "b"); record it on the duel at once.
+
+    A side already recorded (by an earlier, interrupted attempt) is reused, not authored again.
+    """
+    duel.refresh_from_db()
+    env_field, hint_field, forfeit_field = f"env_{side}", f"hint_{side}", f"forfeit_{side}"
+    environment: Environment | None = getattr(duel, env_field)
+    hint: Hint | None = getattr(duel, hint_field)
+    if getattr(duel, forfeit_field):
+        forfeit = getattr(duel, forfeit_field)
+        return AuthoredSide(environment=environment, hint=hint, forfeit=forfeit)
+    if environment is None:
+        setter = duel.a if side == "a" else duel.b
+        answer, forfeit = setter_answer(duel=duel, player=setter, digests=digests)
+        if answer is None:
+            Duel.objects.filter(pk=duel.pk).update(**{forfeit_field: forfeit})
+            return AuthoredSide(environment=None, hint=None, forfeit=forfeit)
+        with transaction.atomic():
+            environment = Environment.objects.create(
+                title=answer.title, author=setter, source=answer.source,
+                family=answer.family,
+            )
+            hint = Hint.objects.create(environment=environment, author=setter, text=answer.hint)
+            Duel.objects.filter(pk=duel.pk).update(**{env_field: environment, hint_field: hint})
+    if environment.status == EnvironmentStatus.PENDING:
+        environment = environment_validate(environment=environment)
+    forfeit = "" if environment.is_valid else environment_invalid_reason(environment=environment)
+    if forfeit:
+        Duel.objects.filter(pk=duel.pk).update(**{forfeit_field: forfeit})
+    return AuthoredSide(environment=environment, hint=hint, forfeit=forfeit)
+
+
+def duel_observe_digests(*, duel: Duel) -> list[str]:
+    """Digests of the tournament's duels from earlier rounds (observe mode), latest round first.
+
+    Within a round duels come in schedule order, so the prompt does not depend on which worker
+    finished first and an observe-mode tournament is reproducible.
+
+    Each valid environment gives one digest: its hint, pass rates, setter score and the last
+    actions of the unhinted runs that failed — how solvers fail without the hint.
+    """
+    if not duel.observe or duel.tournament_id is None:
+        return []
+    unhinted_failures = Prefetch(
+        "episodes",
+        queryset=Episode.objects.filter(
+            condition=Condition.UNHINTED, status=Status.FINISHED, success=False
+        ).prefetch_related(Prefetch("trajectory", queryset=Step.objects.filter(index__gte=1))),
+        to_attr="failed_unhinted",
+    )
+    earlier = (
+        Duel.objects.filter(
+            tournament_id=duel.tournament_id, round_index__lt=duel.round_index,
+            status=Status.FINISHED,
+        )
+        .select_related("a", "b", "env_a", "env_b", "hint_a", "hint_b")
+        .prefetch_related(unhinted_failures)
+        .order_by("-round_index", "created_at", "id")
+    )[:MAX_DIGESTS]  # each duel gives at most two digests
+    digests: list[str] = []
+    for earlier_duel in earlier:
+        for side, author in (("a", earlier_duel.a), ("b", earlier_duel.b)):
+            environment = getattr(earlier_duel, f"env_{side}")
+            hint = getattr(earlier_duel, f"hint_{side}")
+            if environment is None or hint is None or not environment.is_valid:
+                continue
+            failed = [
+                [step.action for step in episode.trajectory.all()]
+                for episode in earlier_duel.failed_unhinted
+                if episode.environment_id == environment.pk
+            ]
+            digests.append(prompts.observe_digest(
+                title=environment.title, author=author.name, hint=hint.text,
+                p_unhinted=getattr(earlier_duel, f"p_unhinted_{side}"),
+                p_hinted=getattr(earlier_duel, f"p_hinted_{side}"),
+                setter_score=getattr(earlier_duel, f"setter_score_{side}"),
+                failed_unhinted_actions=failed,
+            ))
+            if len(digests) >= MAX_DIGESTS:
+                return digests
+    return digests

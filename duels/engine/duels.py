@@ -1,0 +1,218 @@
+"""Duel writes: create, author (both sides in parallel), score, rescore, cancel, run.
+
+A duel's life: pending → running (authoring under a lease) → its episodes are created in the
+same commit that ends authoring → episodes run (see episodes.py, scheduler.py) → scored and
+finished. Scores are always derived from the stored episodes (`duel_rescore`).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from django.db import close_old_connections, connections, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from duels.engine.authoring import AuthoredSide, duel_author_side, duel_observe_digests
+from duels.engine.doorbell import doorbell_duel_updated
+from duels.engine.leases import duel_claim_authoring, heartbeat, worker_identity
+from duels.engine.queue import analytics_request_refresh
+from duels.models import DONE_STATUSES, Condition, Duel, EndReason, Episode, Player, Status
+from duels.players import prompts
+from duels.scoring import FORFEIT_SCORE, SideScore, duel_outcome, side_score
+
+
+class DuelError(Exception):
+    """A duel cannot be created or run as asked; the message says why."""
+
+
+def duel_create(
+    *, a: Player, b: Player, attempts: int = 4, observe: bool = False,
+    cost_cap: float | None = None, created_by=None, tournament=None, round_index: int = 0,
+) -> Duel:
+    if a.pk == b.pk:
+        raise DuelError("A duel needs two different players.")
+    if attempts < 1:
+        raise DuelError("A duel needs at least one attempt per condition.")
+    return Duel.objects.create(
+        a=a, b=b, attempts=attempts, observe=observe, cost_cap=cost_cap, created_by=created_by,
+        tournament=tournament, round_index=round_index, prompt_version=prompts.PROMPT_VERSION,
+    )
+
+
+def _in_thread(function, **kwargs):
+    """Run `function` in a worker thread with its own database connection, closed afterwards."""
+    try:
+        close_old_connections()
+        return function(**kwargs)
+    finally:
+        connections.close_all()
+
+
+def duel_author(*, duel: Duel, owner: str | None = None, claimed: bool = False) -> bool:
+    """Claim (unless `claimed`) and author the duel: both setters in parallel, then create its
+    episodes.
+
+    Returns False when another worker holds the authoring. A side already authored by an
+    interrupted earlier attempt is reused.
+    """
+    owner = owner or worker_identity()
+    if not claimed and not duel_claim_authoring(duel_id=duel.pk, owner=owner):
+        return False
+    duel = Duel.objects.select_related("a", "b", "tournament").get(pk=duel.pk)
+    doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
+    with heartbeat.hold(duel_id=duel.pk):
+        digests = duel_observe_digests(duel=duel)
+        # B's setter in a second thread, A's in this one.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="setter") as pool:
+            side_b = pool.submit(_in_thread, duel_author_side, duel=Duel.objects.get(pk=duel.pk),
+                                 side="b", digests=digests)
+            sides = {"a": duel_author_side(duel=Duel.objects.get(pk=duel.pk), side="a",
+                                           digests=digests)}
+            sides["b"] = side_b.result()
+        duel_episodes_create(duel=duel, sides=sides, owner=owner)
+    doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
+    duel_finalize_if_complete(duel=duel)
+    return True
+
+
+def duel_episodes_create(*, duel: Duel, sides: dict[str, AuthoredSide], owner: str) -> None:
+    """End authoring: create k unhinted + k hinted episodes per valid side, clear the lease."""
+    rows = []
+    for side, authored in sides.items():
+        if authored.forfeit or authored.environment is None:
+            continue
+        solver_id = duel.b_id if side == "a" else duel.a_id
+        for seed in range(duel.attempts):
+            for hint in (None, authored.hint):
+                rows.append(Episode(
+                    duel=duel, environment=authored.environment, hint=hint, solver_id=solver_id,
+                    seed=seed, condition=Condition.HINTED if hint else Condition.UNHINTED,
+                    prompt_version=duel.prompt_version or prompts.PROMPT_VERSION,
+                ))
+    with transaction.atomic():
+        held = Duel.objects.filter(pk=duel.pk, status=Status.RUNNING, lease_owner=owner).update(
+            lease_owner="", lease_expires_at=None
+        )
+        if held == 1:
+            Episode.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def _tournament_uuid(duel: Duel) -> str | None:
+    return str(duel.tournament.uuid) if duel.tournament_id else None
+
+
+def duel_side_scores(*, duel: Duel) -> dict[str, SideScore | None]:
+    """Score each side from its stored episodes; a forfeited side scores 0; None if unplayed."""
+    scores: dict[str, SideScore | None] = {}
+    episodes = list(Episode.objects.filter(duel=duel).only(
+        "environment_id", "condition", "seed", "status", "success"))
+    for side in ("a", "b"):
+        environment_id = getattr(duel, f"env_{side}_id")
+        if getattr(duel, f"forfeit_{side}"):
+            scores[side] = FORFEIT_SCORE
+            continue
+        unhinted: dict[int, bool] = {}
+        hinted: dict[int, bool] = {}
+        for episode in episodes:
+            if episode.environment_id != environment_id:
+                continue
+            passed = episode.status == Status.FINISHED and bool(episode.success)
+            (hinted if episode.condition == Condition.HINTED else unhinted)[episode.seed] = passed
+        scores[side] = side_score(unhinted=unhinted, hinted=hinted) if unhinted and hinted else None
+    return scores
+
+
+def duel_rescore(*, duel: Duel) -> Duel:
+    """Recompute pass rates, setter scores, flips and the outcome from the stored episodes."""
+    duel.refresh_from_db()
+    scores = duel_side_scores(duel=duel)
+    for side, score in scores.items():
+        for field in ("p_unhinted", "p_hinted", "setter_score", "flips"):
+            setattr(duel, f"{field}_{side}", getattr(score, field) if score else None)
+    if scores["a"] is not None and scores["b"] is not None:
+        duel.outcome = duel_outcome(score_a=scores["a"].setter_score,
+                                    score_b=scores["b"].setter_score)
+    else:
+        duel.outcome = None
+    duel.save(update_fields=[f"{field}_{side}" for side in ("a", "b")
+                             for field in ("p_unhinted", "p_hinted", "setter_score", "flips")]
+              + ["outcome"])
+    return duel
+
+
+def duel_finalize_if_complete(*, duel: Duel) -> bool:
+    """Score and finish a running duel once authoring is over and every episode has ended."""
+    duel.refresh_from_db()
+    if duel.status != Status.RUNNING or duel.lease_expires_at is not None:
+        return False
+    if not (duel.forfeit_a or duel.env_a_id) or not (duel.forfeit_b or duel.env_b_id):
+        return False
+    if Episode.objects.filter(duel=duel).exclude(status__in=DONE_STATUSES).exists():
+        return False
+    failed = Episode.objects.filter(duel=duel, status=Status.FAILED).count()
+    cancelled = Episode.objects.filter(duel=duel, status=Status.CANCELLED).count()
+    if cancelled:
+        # Episodes stopped by the cost cap leave the duel without a fair score.
+        status, error = Status.CANCELLED, f"{cancelled} episode(s) cancelled before the end"
+    else:
+        status = Status.FINISHED
+        error = f"{failed} episode(s) failed; they count as not passed" if failed else ""
+    with transaction.atomic():
+        ended = Duel.objects.filter(pk=duel.pk, status=Status.RUNNING).update(
+            status=status, finished_at=timezone.now(), error=error,
+        )
+        if ended and status == Status.FINISHED:
+            duel_rescore(duel=duel)
+    if ended:
+        doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
+        analytics_request_refresh()
+    return bool(ended)
+
+
+def duel_cancel(*, duel: Duel, reason: str = "cancelled") -> Duel:
+    """Cancel a duel: pending episodes never start, running ones stop after their current step."""
+    return _duel_end(duel=duel, status=Status.CANCELLED, reason=reason)
+
+
+def duel_fail(*, duel: Duel, reason: str) -> Duel:
+    """End a duel that cannot go on (for example no sandbox on this machine), saying why."""
+    return _duel_end(duel=duel, status=Status.FAILED, reason=reason)
+
+
+def _duel_end(*, duel: Duel, status: str, reason: str) -> Duel:
+    with transaction.atomic():
+        Duel.objects.filter(pk=duel.pk).exclude(status__in=DONE_STATUSES).update(
+            status=status, finished_at=timezone.now(), lease_owner="",
+            lease_expires_at=None, error=reason,
+        )
+        # Pending episodes, and running ones nobody holds (their worker stopped), end here;
+        # held ones end themselves after their current step.
+        now = timezone.now()
+        Episode.objects.filter(duel=duel).filter(
+            Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+        ).update(status=Status.CANCELLED, end_reason=EndReason.CANCELLED, finished_at=now,
+                 lease_owner="", lease_expires_at=None)
+    duel.refresh_from_db()
+    doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
+    return duel
+
+
+def duel_result(*, duel: Duel) -> dict:
+    """The machine-readable result of a duel (DESIGN.md, "Machine-readable results")."""
+    duel = Duel.objects.select_related("a", "b", "env_a", "env_b").get(pk=duel.pk)
+    result = {"duel": str(duel.uuid), "outcome": duel.outcome}
+    for side, setter in (("a", duel.a), ("b", duel.b)):
+        environment = getattr(duel, f"env_{side}")
+        result[side] = {
+            "player": setter.name,
+            "environment": str(environment.uuid) if environment else None,
+            "valid": bool(environment and environment.is_valid),
+            "forfeit_reason": getattr(duel, f"forfeit_{side}") or None,
+            "p_unhinted": getattr(duel, f"p_unhinted_{side}"),
+            "p_hinted": getattr(duel, f"p_hinted_{side}"),
+            "hint_gain": getattr(duel, f"hint_gain_{side}"),
+            "setter_score": getattr(duel, f"setter_score_{side}"),
+            "flips": getattr(duel, f"flips_{side}"),
+        }
+    return result

@@ -1,0 +1,274 @@
+"""The solver loop: one episode in a fresh sandbox, each step committed in its own transaction.
+
+A claimed episode that already has stored steps is a resume: the sandbox is reset with the same
+seed and the stored actions are replayed (environments are deterministic in their seed), then the
+solver continues from the stored conversation. No stored step is lost or written twice: every
+write is conditional on still holding the episode's lease.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from duels.engine.authoring import duel_cost_cap_check
+from duels.engine.costs import CostCapReached, completion_cost
+from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready
+from duels.engine.leases import (
+    LeaseLost,
+    episode_claim,
+    heartbeat,
+    lease_deadline,
+    worker_identity,
+)
+from duels.models import Duel, EndReason, Episode, Status, Step, Tournament
+from duels.players import player_client, prompts
+from duels.players.base import PlayerError
+from sandbox_runner import SandboxError, open_sandbox
+
+logger = logging.getLogger(__name__)
+
+SOLVER_MAX_TOKENS = 2048
+
+
+def episode_token_budget() -> int:
+    return int(getattr(settings, "ENVDUELS_EPISODE_TOKEN_BUDGET", 400_000))
+
+
+def episode_time_budget_seconds() -> float:
+    """Budget on the solver's total model time in one episode."""
+    return float(getattr(settings, "ENVDUELS_EPISODE_TIME_BUDGET_SECONDS", 1800))
+
+
+class ReplayMismatch(SandboxError):
+    """Replaying the stored actions gave other observations: the environment is not
+    deterministic in its seed."""
+
+
+@dataclass
+class _Progress:
+    history: list[tuple[str, str]]  # (observation, reply) pairs sent to the solver so far
+    observation: str  # the observation the solver answers next
+    index: int  # index of the last stored step
+    tokens: int
+    model_seconds: float
+    done: bool
+    success: bool
+
+
+def episode_record_step(
+    *,
+    episode: Episode,
+    owner: str,
+    index: int,
+    observation: str,
+    reply: str = "",
+    action: str = "",
+    reward: float | None = None,
+    done: bool = False,
+    success: bool = False,
+    latency_ms: int = 0,
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+    format_error: str = "",
+    cost: float = 0.0,
+) -> Step:
+    """Store one step and the episode's running totals in one transaction; renew the lease.
+
+    Raises LeaseLost when another worker took the episode over (nothing is written then).
+    """
+    with transaction.atomic():
+        # The conditional UPDATE comes first: it locks the row against a racing claim.
+        owned = Episode.objects.filter(
+            pk=episode.pk, status=Status.RUNNING, lease_owner=owner
+        ).update(
+            steps=index,
+            input_tokens=F("input_tokens") + input_tokens,
+            output_tokens=F("output_tokens") + output_tokens,
+            cost=F("cost") + cost,
+            lease_expires_at=lease_deadline(),
+        )
+        if owned != 1:
+            raise LeaseLost(f"episode {episode.uuid} is no longer held by {owner}")
+        step = Step.objects.create(
+            episode=episode, index=index, observation=observation, reply=reply, action=action,
+            reward=reward, done=done, success=success, latency_ms=latency_ms,
+            input_tokens=input_tokens, output_tokens=output_tokens, format_error=format_error,
+        )
+        if cost and episode.duel_id:
+            Duel.objects.filter(pk=episode.duel_id).update(cost=F("cost") + cost)
+            if episode.duel.tournament_id:
+                Tournament.objects.filter(pk=episode.duel.tournament_id).update(
+                    cost=F("cost") + cost
+                )
+    return step
+
+
+def episode_finish(
+    *, episode: Episode, owner: str, status: str, end_reason: str, success: bool | None,
+    error: str = "",
+) -> bool:
+    """End a held episode; False when it was no longer ours."""
+    ended = Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner).update(
+        status=status, end_reason=end_reason, success=success, error=error[:4000],
+        finished_at=timezone.now(), lease_owner="", lease_expires_at=None,
+    )
+    if ended:
+        episode.status, episode.end_reason, episode.success = status, end_reason, success
+        doorbell_episode_ended(episode=episode, **_doorbell_ids(episode))
+    return ended == 1
+
+
+def episode_release(*, episode: Episode, owner: str) -> None:
+    """Give a running episode back (this process is stopping): any worker may resume it now."""
+    Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner).update(
+        lease_expires_at=timezone.now()
+    )
+
+
+def _doorbell_ids(episode: Episode) -> dict[str, str | None]:
+    duel = episode.duel
+    return {
+        "duel_uuid": str(duel.uuid) if duel else None,
+        "tournament_uuid": str(duel.tournament.uuid) if duel and duel.tournament_id else None,
+    }
+
+
+def _cancelled(episode: Episode) -> bool:
+    return bool(episode.duel_id) and Duel.objects.filter(
+        pk=episode.duel_id, status=Status.CANCELLED
+    ).exists()
+
+
+def _replay(*, episode: Episode, sandbox, owner: str) -> _Progress:
+    """Reset the sandbox and replay the stored steps; store step 0 when it is missing."""
+    stored = list(episode.trajectory.order_by("index"))
+    observation = sandbox.reset(seed=episode.seed)
+    if not stored:
+        step = episode_record_step(episode=episode, owner=owner, index=0, observation=observation)
+        doorbell_step_ready(episode=episode, step=step, **_doorbell_ids(episode))
+        stored = [step]
+    elif stored[0].observation != observation:
+        raise ReplayMismatch("reset gave a different text when the episode was resumed")
+    history: list[tuple[str, str]] = []
+    for previous, step in zip(stored, stored[1:], strict=False):
+        result = sandbox.step(step.action)
+        if result.observation != step.observation:
+            raise ReplayMismatch(f"step {step.index} gave a different observation on replay")
+        history.append((previous.observation, step.reply))
+    last = stored[-1]
+    return _Progress(
+        history=history, observation=last.observation, index=last.index,
+        tokens=sum(s.input_tokens + s.output_tokens for s in stored),
+        model_seconds=sum(s.latency_ms for s in stored) / 1000, done=last.done,
+        success=last.success,
+    )
+
+
+def _play(
+    *, episode: Episode, owner: str, stop: threading.Event | None
+) -> tuple[str, str, bool | None, str]:
+    """Run the solver loop; return (status, end_reason, success, message)."""
+    solver = episode.solver
+    client = player_client(solver)
+    hint_text = episode.hint.text if episode.hint_id else None  # the solver's prompt only
+    params = solver.params or {}
+    with open_sandbox(episode.environment.source, backend=settings.ENVDUELS_SANDBOX) as sandbox:
+        Episode.objects.filter(pk=episode.pk).update(sandbox_backend=sandbox.backend_name)
+        max_steps = episode.environment.max_steps or sandbox.max_steps
+        progress = _replay(episode=episode, sandbox=sandbox, owner=owner)
+        while True:
+            if progress.done:
+                return Status.FINISHED, EndReason.DONE, progress.success, ""
+            if progress.index >= max_steps:
+                return (Status.FINISHED, EndReason.MAX_STEPS, False,
+                        f"no success in {max_steps} steps")
+            if progress.tokens >= episode_token_budget():
+                return (Status.FINISHED, EndReason.TOKEN_BUDGET, False,
+                        f"{progress.tokens} tokens used; budget {episode_token_budget()}")
+            if progress.model_seconds >= episode_time_budget_seconds():
+                return (Status.FINISHED, EndReason.TIME_BUDGET, False,
+                        f"{progress.model_seconds:.0f} s of model time; "
+                        f"budget {episode_time_budget_seconds():.0f} s")
+            if _cancelled(episode):
+                return Status.CANCELLED, EndReason.CANCELLED, None, "the duel was cancelled"
+            if stop is not None and stop.is_set():
+                raise _Stopping
+            if episode.duel_id:
+                duel_cost_cap_check(duel=episode.duel)
+            messages = prompts.solver_messages(
+                hint=hint_text, history=progress.history, observation=progress.observation
+            )
+            started = time.monotonic()
+            completion = client.complete(
+                messages,
+                max_tokens=int(params.get("max_tokens", SOLVER_MAX_TOKENS)),
+                temperature=float(params.get("temperature", 0.0)),
+            )
+            latency_ms = completion.latency_ms or int((time.monotonic() - started) * 1000)
+            parsed = prompts.parse_solver_action(completion.text)
+            result = sandbox.step(parsed.action)
+            step = episode_record_step(
+                episode=episode, owner=owner, index=progress.index + 1,
+                observation=result.observation, reply=completion.text, action=parsed.action,
+                reward=result.reward, done=result.done, success=result.success,
+                latency_ms=latency_ms, input_tokens=completion.input_tokens,
+                output_tokens=completion.output_tokens, format_error=parsed.format_error,
+                cost=completion_cost(player=solver, completion=completion),
+            )
+            doorbell_step_ready(episode=episode, step=step, **_doorbell_ids(episode))
+            progress.history.append((progress.observation, completion.text))
+            progress.observation = result.observation
+            progress.index = step.index
+            progress.tokens += completion.input_tokens + completion.output_tokens
+            progress.model_seconds += latency_ms / 1000
+            progress.done, progress.success = result.done, result.success
+
+
+class _Stopping(Exception):
+    """This process is shutting down; the episode is handed back between two steps."""
+
+
+def episode_run(
+    *, episode: Episode, owner: str | None = None, stop: threading.Event | None = None
+) -> Episode:
+    """Play (or resume) a claimed episode to its end and return it.
+
+    An unclaimed episode is claimed first; if another worker holds it, it is returned untouched.
+    With `stop` set the loop hands the episode back between two steps instead.
+    """
+    owner = owner or worker_identity()
+    episode = Episode.objects.select_related(
+        "environment", "hint", "solver", "duel", "duel__tournament"
+    ).get(pk=episode.pk)
+    held = episode.status == Status.RUNNING and episode.lease_owner == owner
+    if not held and not episode_claim(episode_id=episode.pk, owner=owner):
+        return episode
+    with heartbeat.hold(episode_id=episode.pk):
+        try:
+            status, end_reason, success, message = _play(episode=episode, owner=owner, stop=stop)
+        except _Stopping:
+            episode_release(episode=episode, owner=owner)
+            return Episode.objects.get(pk=episode.pk)
+        except LeaseLost:
+            logger.warning("episode %s was taken over by another worker", episode.uuid)
+            return Episode.objects.get(pk=episode.pk)
+        except CostCapReached as exc:
+            status, end_reason, success, message = (
+                Status.CANCELLED, EndReason.COST_CAP, None, str(exc))
+        except SandboxError as exc:
+            status, end_reason, success, message = (
+                Status.FAILED, EndReason.SANDBOX_ERROR, None, f"{type(exc).__name__}: {exc}")
+        except PlayerError as exc:
+            status, end_reason, success, message = (
+                Status.FAILED, EndReason.PLAYER_ERROR, None, str(exc))
+        episode_finish(episode=episode, owner=owner, status=status, end_reason=end_reason,
+                       success=success, error=message)
+    return Episode.objects.get(pk=episode.pk)

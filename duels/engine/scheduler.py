@@ -1,0 +1,244 @@
+"""The work loop that drives a tournament or a single duel to its end.
+
+Any number of drivers, in any number of processes, may drive the same tournament: every unit of
+work (a duel's authoring, an episode) is claimed with a conditional UPDATE, so exactly one driver
+gets it. A driver runs its claimed work in threads. For the whole tournament, at most `concurrency`
+episodes and at most `authoring_limit(concurrency)` authoring duels are in flight (counted from
+live leases in the database, under a lock on the tournament row), so a worker's memory depends on
+the concurrency and never on how many rounds or duels there are. Work whose lease expired (its
+worker died) is claimable again, so a surviving driver resumes it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+from django.db import close_old_connections, connections, transaction
+from django.db.models import Min, Q, QuerySet
+from django.utils import timezone
+
+from duels.engine.costs import CostCapReached
+from duels.engine.duels import duel_author, duel_cancel, duel_fail, duel_finalize_if_complete
+from duels.engine.episodes import episode_run
+from duels.engine.leases import (
+    claimable_authoring,
+    claimable_episodes,
+    duel_claim_authoring,
+    episode_claim,
+    worker_identity,
+)
+from duels.engine.tournaments import (
+    tournament_finalize_if_complete,
+    tournament_progress_refresh,
+    tournament_start,
+)
+from duels.models import DONE_STATUSES, Duel, Episode, Status, Tournament
+from sandbox_runner import SandboxUnavailable
+
+logger = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.2
+
+
+class _Scope:
+    """The duels a driver works on: one tournament's, or a single duel."""
+
+    def __init__(self, *, tournament: Tournament | None, duel: Duel | None) -> None:
+        self.tournament = tournament
+        self.duel = duel
+
+    def duels(self) -> QuerySet[Duel]:
+        if self.tournament is not None:
+            return Duel.objects.filter(tournament=self.tournament)
+        return Duel.objects.filter(pk=self.duel.pk)
+
+    def episodes(self) -> QuerySet[Episode]:
+        if self.tournament is not None:
+            return Episode.objects.filter(duel__tournament=self.tournament)
+        return Episode.objects.filter(duel=self.duel)
+
+    @property
+    def observe(self) -> bool:
+        return bool(self.tournament is not None and self.tournament.observe)
+
+    def cancelled(self) -> bool:
+        if self.tournament is not None:
+            return Tournament.objects.filter(pk=self.tournament.pk,
+                                             status=Status.CANCELLED).exists()
+        return Duel.objects.filter(pk=self.duel.pk, status=Status.CANCELLED).exists()
+
+    def done(self) -> bool:
+        return not self.duels().exclude(status__in=DONE_STATUSES).exists()
+
+
+def authoring_limit(concurrency: int) -> int:
+    """Duels authoring at once in a scope whose episode limit is `concurrency`.
+
+    Each authoring duel runs two setter calls and a validation sandbox next to the episodes, so it
+    gets a small bound of its own: a quarter of the episode slots, at least two.
+    """
+    return min(max(1, concurrency), max(2, -(-concurrency // 4)))
+
+
+def _lock_scope(scope: _Scope) -> None:
+    """Serialise claims across drivers so the limits hold for the whole tournament."""
+    if scope.tournament is not None:
+        Tournament.objects.select_for_update().filter(pk=scope.tournament.pk).first()
+
+
+def _claim_authoring(scope: _Scope, owner: str, limit: int) -> int | None:
+    """Claim the next duel to author unless `limit` duels of the scope are authoring already;
+    in observe mode only from the earliest unfinished round."""
+    with transaction.atomic():
+        _lock_scope(scope)
+        now = timezone.now()
+        if scope.duels().filter(status=Status.RUNNING, lease_expires_at__gte=now).count() >= limit:
+            return None
+        candidates = scope.duels().filter(claimable_authoring(now=now))
+        if scope.observe:
+            open_round = scope.duels().exclude(status__in=DONE_STATUSES).aggregate(
+                first=Min("round_index"))["first"]
+            candidates = candidates.filter(round_index=open_round)
+        for duel_id in candidates.order_by("round_index", "id").values_list("pk", flat=True)[:4]:
+            if duel_claim_authoring(duel_id=duel_id, owner=owner):
+                return duel_id
+    return None
+
+
+def _claim_episode(scope: _Scope, owner: str, limit: int) -> int | None:
+    """Claim the next episode unless `limit` episodes of the scope are already in flight."""
+    with transaction.atomic():
+        _lock_scope(scope)
+        now = timezone.now()
+        in_flight = scope.episodes().filter(status=Status.RUNNING,
+                                            lease_expires_at__gte=now).count()
+        if in_flight >= limit:
+            return None
+        candidates = (
+            scope.episodes().filter(claimable_episodes(now=now), duel__status=Status.RUNNING)
+            .order_by("duel__round_index", "duel_id", "id").values_list("pk", flat=True)[:4]
+        )
+        for episode_id in candidates:
+            if episode_claim(episode_id=episode_id, owner=owner):
+                return episode_id
+    return None
+
+
+def _in_thread(function, **kwargs):
+    try:
+        close_old_connections()
+        return function(**kwargs)
+    finally:
+        connections.close_all()
+
+
+def _finalize_finished_duels(scope: _Scope) -> None:
+    """Finish duels whose last episode ended (also after a worker died right before scoring)."""
+    open_episodes = Q(episodes__status__in=[Status.PENDING, Status.RUNNING])
+    for duel in scope.duels().filter(status=Status.RUNNING, lease_expires_at__isnull=True).exclude(
+        open_episodes
+    ).distinct():
+        duel_finalize_if_complete(duel=duel)
+
+
+class _Driver:
+    """One driver's claimed work, run in a thread pool."""
+
+    def __init__(self, *, scope: _Scope, owner: str, limit: int,
+                 stop: threading.Event | None) -> None:
+        self.scope, self.owner, self.stop = scope, owner, stop
+        self.limits = {"duel": authoring_limit(limit), "episode": limit}
+        self.active: dict[Future, tuple[str, int]] = {}
+        # One thread per unit of claimed work: claimed work never waits in a queue unheld.
+        self.pool = ThreadPoolExecutor(max_workers=sum(self.limits.values()),
+                                       thread_name_prefix="envduels-work")
+
+    def _room(self, kind: str) -> bool:
+        held = sum(1 for active_kind, _ in self.active.values() if active_kind == kind)
+        return held < self.limits[kind]
+
+    def fill(self) -> None:
+        # Authoring first: it is on the critical path and unlocks a duel's episodes.
+        while self._room("duel"):
+            duel_id = _claim_authoring(self.scope, self.owner, self.limits["duel"])
+            if duel_id is None:
+                break
+            self._submit("duel", duel_id, duel_author, duel=Duel(pk=duel_id), owner=self.owner,
+                         claimed=True)
+        while self._room("episode"):
+            episode_id = _claim_episode(self.scope, self.owner, self.limits["episode"])
+            if episode_id is None:
+                break
+            self._submit("episode", episode_id, episode_run, episode=Episode(pk=episode_id),
+                         owner=self.owner, stop=self.stop)
+
+    def _submit(self, kind: str, object_id: int, function, **kwargs) -> None:
+        self.active[self.pool.submit(_in_thread, function, **kwargs)] = (kind, object_id)
+
+    def collect(self) -> None:
+        finished, _ = wait(list(self.active), timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+        for future in finished:
+            kind, object_id = self.active.pop(future)
+            error = future.exception()
+            if isinstance(error, CostCapReached) and kind == "duel":
+                duel_cancel(duel=Duel.objects.get(pk=object_id), reason=str(error))
+            elif isinstance(error, SandboxUnavailable) and kind == "duel":
+                # No sandbox works on this machine: retrying cannot help, so say so and stop.
+                duel_fail(duel=Duel.objects.get(pk=object_id), reason=str(error))
+            elif error is not None:
+                # The lease runs out and another driver (or this one) resumes the work.
+                logger.error("%s %s stopped with an error", kind, object_id, exc_info=error)
+            duel_id = (object_id if kind == "duel"
+                       else Episode.objects.filter(pk=object_id).values_list("duel_id", flat=True)
+                       .first())
+            if duel_id is not None:
+                duel_finalize_if_complete(duel=Duel.objects.get(pk=duel_id))
+
+
+def work_drive(
+    *, tournament: Tournament | None = None, duel: Duel | None = None, concurrency: int = 4,
+    stop: threading.Event | None = None, owner: str | None = None,
+) -> bool:
+    """Drive the scope until all its duels are done; return False if stopped early by `stop`."""
+    scope = _Scope(tournament=tournament, duel=duel)
+    driver = _Driver(scope=scope, owner=owner or worker_identity(), limit=max(1, concurrency),
+                     stop=stop)
+    try:
+        while True:
+            stopping = (stop is not None and stop.is_set()) or scope.cancelled()
+            if not stopping:
+                driver.fill()
+            if driver.active:
+                driver.collect()
+                tournament_progress_refresh(tournament=tournament)
+                continue
+            _finalize_finished_duels(scope)
+            tournament_progress_refresh(tournament=tournament)
+            if stopping or scope.done():
+                break
+            # Others hold the remaining work; wait for it to end or for a lease to expire.
+            (stop or threading.Event()).wait(POLL_SECONDS * 5)
+    finally:
+        driver.pool.shutdown(wait=True)
+    if tournament is not None:
+        tournament_finalize_if_complete(tournament=tournament)
+    return scope.done()
+
+
+def duel_run(*, duel: Duel, concurrency: int | None = None,
+             stop: threading.Event | None = None) -> Duel:
+    """Run the duel to its end in this process (authoring, episodes in threads, scoring)."""
+    work_drive(duel=duel, concurrency=concurrency or 4 * duel.attempts, stop=stop)
+    duel.refresh_from_db()
+    return duel
+
+
+def tournament_drive(*, tournament: Tournament, stop: threading.Event | None = None) -> bool:
+    """Work on the tournament in this process until it is done; False if stopped early."""
+    tournament_start(tournament=tournament)
+    tournament.refresh_from_db()
+    if tournament.is_done:
+        return True
+    return work_drive(tournament=tournament, concurrency=tournament.concurrency, stop=stop)

@@ -1,0 +1,209 @@
+"""Validate environment source in the sandbox: every check of DESIGN.md, as a report.
+
+`environment_validation_report` is pure (no database); `environment_validate` stores its result
+on the Environment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+
+from duels.models import Environment, EnvironmentStatus
+from sandbox_runner import (
+    EnvCodeError,
+    SandboxError,
+    SandboxLimits,
+    SandboxUnavailable,
+    open_sandbox,
+)
+
+MAX_SOURCE_BYTES = 64 * 1024
+VALIDATION_SEEDS = (0, 1, 2)
+REFERENCE_SEEDS = (0, 1)
+JUNK_ACTIONS = ("", "xyzzy", "look around", "!@#$%^&*()", "é🙂" * 20, "north " * 200)
+CHECK_NAMES = ("source_size", "module_loads", "reset_deterministic", "three_seeds_reset",
+               "junk_actions", "reference_solution", "hint_not_in_reset", "within_limits")
+
+
+class ValidationRun:
+    """Collects check results while sandboxes run; any sandbox-limit error is recorded."""
+
+    def __init__(self, source: str, limits: SandboxLimits | None, backend: str) -> None:
+        self.source = source
+        self.limits = limits
+        self.backend = backend
+        self.backend_used = backend
+        self.checks: dict[str, dict[str, Any]] = {}
+        self.limit_errors: list[str] = []
+        self.max_steps: int | None = None
+
+    def record(self, name: str, passed: bool, detail: str) -> bool:
+        self.checks[name] = {"name": name, "passed": passed, "detail": detail}
+        return passed
+
+    def in_fresh_sandbox(self, work: Callable[[Any], Any]) -> Any:
+        """Run `work(sandbox)` in a newly loaded sandbox; sandbox errors propagate."""
+        with open_sandbox(self.source, limits=self.limits, backend=self.backend) as sandbox:
+            self.backend_used = sandbox.backend_name
+            self.max_steps = sandbox.max_steps
+            return work(sandbox)
+
+    def attempt(self, name: str | Callable[[], str], work: Callable[[Any], Any]) -> Any:
+        """Run one check's sandbox work; on failure record the check as failed and return None.
+
+        `name` may be a callable, for work that moves through several checks.
+        """
+        try:
+            return self.in_fresh_sandbox(work)
+        except SandboxUnavailable:
+            raise
+        except EnvCodeError as error:
+            name = name() if callable(name) else name
+            self.record(name, False, f"the environment failed: {short(error)}")
+        except SandboxError as error:
+            name = name() if callable(name) else name
+            self.limit_errors.append(f"{name}: {type(error).__name__}: {short(error)}")
+            self.record(name, False, f"{type(error).__name__}: {short(error)}")
+        return None
+
+    def report(self) -> dict[str, Any]:
+        for name in CHECK_NAMES:
+            self.checks.setdefault(name, {"name": name, "passed": False,
+                                          "detail": "not run: an earlier check failed"})
+        checks = [self.checks[name] for name in CHECK_NAMES]
+        return {"valid": all(check["passed"] for check in checks), "backend": self.backend_used,
+                "checks": checks, "max_steps": self.max_steps}
+
+
+def short(error: BaseException, limit: int = 500) -> str:
+    text = str(error).strip()
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def normalised(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def environment_validation_report(*, source: str, hint_texts: list[str],
+                                  limits: SandboxLimits | None = None,
+                                  backend: str = "auto") -> dict[str, Any]:
+    """Run every DESIGN.md validation check on `source` in fresh sandboxes; return the report.
+
+    Raises SandboxUnavailable when no sandbox can run here (that is not the setter's fault).
+    """
+    run = ValidationRun(source, limits, backend)
+    size = len(source.encode("utf-8", "surrogatepass"))
+    if not run.record("source_size", size <= MAX_SOURCE_BYTES,
+                      f"{size} bytes (limit {MAX_SOURCE_BYTES})"):
+        run.record("within_limits", True, "no sandbox was started")
+        return run.report()
+
+    stage = {"check": "module_loads"}
+
+    def first_pass(sandbox) -> dict[str, Any]:
+        stage["check"] = "three_seeds_reset"
+        resets = {seed: sandbox.reset(seed=seed) for seed in VALIDATION_SEEDS}
+        stage["check"] = "reset_deterministic"
+        again = sandbox.reset(seed=0)
+        stage["check"] = "junk_actions"
+        junk = []
+        for action in JUNK_ACTIONS:
+            result = sandbox.step(action)
+            junk.append(result)
+            if result.done:
+                sandbox.reset(seed=0)
+        return {"resets": resets, "again": again, "junk": junk,
+                "has_reference": sandbox.has_reference}
+
+    loaded = run.attempt(lambda: stage["check"], first_pass)
+    if loaded is None:
+        if stage["check"] != "module_loads":
+            run.record("module_loads", True, f"Environment loaded; max_steps = {run.max_steps}")
+        finish_limits_check(run)
+        return run.report()
+    run.record("module_loads", True, f"Environment loaded; max_steps = {run.max_steps}")
+    run.record("three_seeds_reset", all(text.strip() for text in loaded["resets"].values()),
+               f"seeds {list(VALIDATION_SEEDS)} reset to non-empty text")
+    run.record("junk_actions", True, f"{len(JUNK_ACTIONS)} junk actions gave well-formed results")
+
+    fresh = run.attempt("reset_deterministic", lambda sandbox: sandbox.reset(seed=0))
+    if fresh is not None or "reset_deterministic" not in run.checks:
+        same = loaded["resets"][0] == loaded["again"] == fresh
+        run.record("reset_deterministic", same, "reset(0) gives the same text twice and in a "
+                   "fresh sandbox" if same else "reset(0) gave different texts")
+
+    check_reference(run, loaded["has_reference"])
+    check_hints(run, loaded["resets"], hint_texts)
+    finish_limits_check(run)
+    return run.report()
+
+
+def check_reference(run: ValidationRun, has_reference: bool) -> None:
+    if not has_reference:
+        run.record("reference_solution", True, "no reference_solution (optional)")
+        return
+    outcomes = []
+    for seed in REFERENCE_SEEDS:
+        def replay(sandbox, seed=seed) -> str:
+            sandbox.reset(seed=seed)
+            actions = sandbox.reference_solution(seed) or []
+            if len(actions) > sandbox.max_steps:
+                return f"seed {seed}: {len(actions)} actions exceed max_steps {sandbox.max_steps}"
+            for number, action in enumerate(actions, start=1):
+                result = sandbox.step(action)
+                if result.done:
+                    return "" if result.success else (
+                        f"seed {seed}: ended at action {number} without success")
+            return f"seed {seed}: the replay never finished the episode"
+
+        outcome = run.attempt("reference_solution", replay)
+        if outcome is None:
+            return
+        outcomes.append(outcome)
+    failures = [text for text in outcomes if text]
+    run.record("reference_solution", not failures,
+               "; ".join(failures) or f"replays succeed for seeds {list(REFERENCE_SEEDS)}")
+
+
+def check_hints(run: ValidationRun, resets: dict[int, str], hint_texts: list[str]) -> None:
+    leaked = []
+    for hint in hint_texts:
+        needle = normalised(hint)
+        if needle and any(needle in normalised(text) for text in resets.values()):
+            leaked.append(hint[:80])
+    run.record("hint_not_in_reset", not leaked,
+               f"hint text appears in the reset text: {leaked}" if leaked
+               else f"{len(hint_texts)} hint(s) absent from the reset text")
+
+
+def finish_limits_check(run: ValidationRun) -> None:
+    run.record("within_limits", not run.limit_errors,
+               "; ".join(run.limit_errors) or "every call stayed within the sandbox limits")
+
+
+def environment_validate(*, environment: Environment) -> Environment:
+    """Validate the environment in the sandbox and store the report, status and `max_steps`.
+
+    The report checks that none of the environment's hints leaks into its reset text.
+    """
+    hint_texts = list(environment.hints.values_list("text", flat=True))
+    report = environment_validation_report(
+        source=environment.source, hint_texts=hint_texts, backend=settings.ENVDUELS_SANDBOX
+    )
+    environment.validation = report
+    environment.status = EnvironmentStatus.VALID if report["valid"] else EnvironmentStatus.INVALID
+    environment.max_steps = report.get("max_steps")
+    environment.save(update_fields=["validation", "status", "max_steps", "content_hash"])
+    return environment
+
+
+def environment_invalid_reason(*, environment: Environment) -> str:
+    """Return the failed checks of an invalid environment as one line a person can act on."""
+    checks = (environment.validation or {}).get("checks", [])
+    failed = [f"{check['name']}: {check.get('detail', '')}".strip(": ")
+              for check in checks if not check.get("passed")]
+    return "invalid environment — " + ("; ".join(failed) if failed else "validation failed")

@@ -1,0 +1,1 @@
+"""The envduels.v1 exchange: export, import (validate, then write), training data, transfers."""

@@ -1,0 +1,151 @@
+"""Training-data exports: environments with measured pass rates, and solver chat transcripts.
+
+(a) One JSON object per environment: source, hints and measured pass rates (overall and per
+solver, unhinted and hinted) — for reinforcement learning on environments.
+(b) Solver episodes as OpenAI fine-tuning chats `{"messages": [...]}`, rebuilt with the very
+prompts the solver saw (duels.players.prompts), filterable by success and condition.
+
+Both stream: each is a merge of querysets ordered by the same key, so memory stays flat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+
+from duels.exchange.export import CHUNK_SIZE
+from duels.models import Condition, Environment, Episode, Hint, Status, Step
+from duels.players.prompts import solver_messages
+
+
+class _Groups:
+    """Walk rows ordered by `key` alongside an ordered stream of keys (a merge join)."""
+
+    def __init__(self, rows: Iterator[dict[str, Any]], key: str) -> None:
+        self.rows = rows
+        self.key = key
+        self.head: dict[str, Any] | None = next(rows, None)
+
+    def take(self, value: Any) -> list[dict[str, Any]]:
+        group = []
+        while self.head is not None and self.head[self.key] < value:
+            self.head = next(self.rows, None)
+        while self.head is not None and self.head[self.key] == value:
+            group.append(self.head)
+            self.head = next(self.rows, None)
+        return group
+
+
+def _rate(passed: int, total: int) -> float | None:
+    return passed / total if total else None
+
+
+def _rates(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    totals = {condition: [0, 0] for condition in Condition.values}
+    for row in rows:
+        totals[row["condition"]][0] += row["passed"]
+        totals[row["condition"]][1] += row["n"]
+    unhinted = _rate(*totals[Condition.UNHINTED])
+    hinted = _rate(*totals[Condition.HINTED])
+    return {
+        "unhinted": unhinted,
+        "hinted": hinted,
+        "hint_gain": None if unhinted is None or hinted is None else hinted - unhinted,
+        "episodes_unhinted": totals[Condition.UNHINTED][1],
+        "episodes_hinted": totals[Condition.HINTED][1],
+    }
+
+
+def training_environment_records(
+    *, environments: QuerySet[Environment]
+) -> Iterator[dict[str, Any]]:
+    """One object per environment with hints and pass rates, overall and per solver."""
+    chosen = environments.values("pk")
+    hints = _Groups(
+        Hint.objects.filter(environment__in=chosen)
+        .order_by("environment_id", "pk")
+        .values("environment_id", "uuid", "text", "author__name")
+        .iterator(chunk_size=CHUNK_SIZE),
+        "environment_id",
+    )
+    results = _Groups(
+        Episode.objects.filter(environment__in=chosen, status=Status.FINISHED)
+        .values("environment_id", "solver__name", "condition")
+        .annotate(n=Count("pk"), passed=Count("pk", filter=Q(success=True)))
+        .order_by("environment_id", "solver__name", "condition")
+        .iterator(chunk_size=CHUNK_SIZE),
+        "environment_id",
+    )
+    rows = (
+        Environment.objects.filter(pk__in=chosen)
+        .order_by("pk")
+        .values("pk", "uuid", "title", "author__name", "family", "status", "source", "max_steps")
+        .iterator(chunk_size=CHUNK_SIZE)
+    )
+    for row in rows:
+        episode_rows = results.take(row["pk"])
+        per_solver: dict[str, list[dict[str, Any]]] = {}
+        for result in episode_rows:
+            per_solver.setdefault(result["solver__name"], []).append(result)
+        yield {
+            "uuid": str(row["uuid"]),
+            "title": row["title"],
+            "author": row["author__name"],
+            "family": row["family"],
+            "status": row["status"],
+            "max_steps": row["max_steps"],
+            "source": row["source"],
+            "hints": [
+                {"uuid": str(hint["uuid"]), "author": hint["author__name"], "text": hint["text"]}
+                for hint in hints.take(row["pk"])
+            ],
+            "pass_rates": {
+                **_rates(episode_rows),
+                "solvers": {name: _rates(group) for name, group in per_solver.items()},
+            },
+        }
+
+
+def training_episodes(
+    *, success: bool | None = None, condition: str | None = None
+) -> QuerySet[Episode]:
+    """Finished solver episodes with at least one action, optionally by success and condition."""
+    episodes = Episode.objects.filter(status=Status.FINISHED, steps__gt=0)
+    if success is not None:
+        episodes = episodes.filter(success=success)
+    if condition:
+        episodes = episodes.filter(condition=condition)
+    return episodes
+
+
+def training_chat_records(*, episodes: QuerySet[Episode]) -> Iterator[dict[str, Any]]:
+    """Each episode as the chat its solver had: system, observations (user), replies (assistant)."""
+    chosen = episodes.values("pk")
+    steps = _Groups(
+        Step.objects.filter(episode__in=chosen)
+        .order_by("episode_id", "index")
+        .values("episode_id", "index", "observation", "reply")
+        .iterator(chunk_size=CHUNK_SIZE),
+        "episode_id",
+    )
+    rows = (
+        Episode.objects.filter(pk__in=chosen)
+        .order_by("pk")
+        .values("pk", "hint__text")
+        .iterator(chunk_size=CHUNK_SIZE)
+    )
+    for row in rows:
+        turns = steps.take(row["pk"])
+        if len(turns) < 2 or turns[0]["index"] != 0:
+            continue  # no reset or no action stored: nothing to learn from
+        # Step n holds the reply to the observation of step n-1 and the answer to it.
+        history = [
+            (turns[n - 1]["observation"], turns[n]["reply"]) for n in range(1, len(turns) - 1)
+        ]
+        messages = solver_messages(
+            hint=row["hint__text"], history=history, observation=turns[-2]["observation"]
+        )
+        messages.append({"role": "assistant", "content": turns[-1]["reply"]})
+        yield {"messages": messages}

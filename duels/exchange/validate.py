@@ -1,0 +1,440 @@
+"""Validation of `envduels.v1` files: every line is checked before anything is written.
+
+One pass reads the file and checks the format line, JSON, kind, fields and types, uuids,
+references (within the file or the database), duplicates, content of objects already stored, and
+stated duel outcomes against the episodes (the engine's scoring). Only small indexes stay in
+memory. The first fault raises `ExchangeImportError` naming its line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO, Any
+from uuid import UUID
+
+from duels.exchange.export import (
+    FORMAT,
+    KIND_ORDER,
+    MODELS,
+    SCHEMA,
+    Field,
+    exchange_records,
+    iso_time,
+)
+from duels.models import Environment, EnvironmentStatus, Hint, Provider, Status, TargetKind
+from duels.scoring import FORFEIT_SCORE, SideScore, duel_outcome, side_score
+
+BATCH = 500
+
+
+class ExchangeImportError(Exception):
+    """The file cannot be imported; `line` is the 1-based line at fault."""
+
+    def __init__(self, message: str, *, line: int) -> None:
+        super().__init__(f"line {line}: {message}" if line else message)
+        self.line = line
+        self.detail = message
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def exchange_read(stream: IO[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, JSON object) for each record line, after checking the format line."""
+    stream.seek(0)
+    first = True
+    number = 0
+    for number, raw in enumerate(stream, start=1):
+        if not raw.endswith(b"\n"):
+            raise ExchangeImportError(
+                "the file is truncated: the last line does not end with a newline", line=number
+            )
+        try:
+            text = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            raise ExchangeImportError("the line is not UTF-8 text", line=number) from None
+        if not text:
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ExchangeImportError(f"not valid JSON ({exc.msg})", line=number) from None
+        if not isinstance(obj, dict):
+            raise ExchangeImportError("each line must be a JSON object", line=number)
+        if first:
+            first = False
+            stated = obj.get("format")
+            if stated is None or "kind" in obj:
+                raise ExchangeImportError(
+                    f'the file must start with {{"format": "{FORMAT}"}}', line=number
+                )
+            if stated != FORMAT:
+                raise ExchangeImportError(
+                    f"unsupported format {stated!r}: this installation reads {FORMAT}", line=number
+                )
+            continue
+        yield number, obj
+    if first:
+        raise ExchangeImportError(
+            f'the file is empty; it must start with {{"format": "{FORMAT}"}}', line=max(number, 1)
+        )
+
+
+def _canonical_uuid(value: Any, what: str, line: int) -> str:
+    if not isinstance(value, str):
+        raise ExchangeImportError(f"{what} must be a uuid string", line=line)
+    try:
+        return str(UUID(value))
+    except ValueError:
+        message = f"{what} is not a valid uuid: {value[:60]!r}"
+        raise ExchangeImportError(message, line=line) from None
+
+
+def _max_length(kind: str, spec: Field) -> int | None:
+    try:
+        model_field = MODELS[kind]._meta.get_field(spec.path)
+    except Exception:  # paths through relations (author__username) have no local field
+        return 150 if spec.path == "author__username" else None
+    return getattr(model_field, "max_length", None)
+
+
+def _canonical_value(kind: str, spec: Field, value: Any, line: int) -> Any:
+    what = f"field {spec.name!r}"
+    if value is None:
+        if spec.nullable:
+            return None
+        raise ExchangeImportError(f"{what} must not be null", line=line)
+    kind_of_value = spec.type
+    if kind_of_value == "str":
+        if not isinstance(value, str):
+            raise ExchangeImportError(f"{what} must be a string", line=line)
+        limit = _max_length(kind, spec)
+        if limit and len(value) > limit:
+            raise ExchangeImportError(f"{what} is longer than {limit} characters", line=line)
+        if spec.choices and value not in spec.choices:
+            raise ExchangeImportError(
+                f"{what} must be one of {', '.join(spec.choices)}, not {value[:40]!r}", line=line
+            )
+        return value
+    if kind_of_value == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ExchangeImportError(f"{what} must be a whole number", line=line)
+    elif kind_of_value == "number":
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        if not numeric or not math.isfinite(value):
+            raise ExchangeImportError(f"{what} must be a number", line=line)
+        value = float(value)
+    elif kind_of_value == "bool":
+        if not isinstance(value, bool):
+            raise ExchangeImportError(f"{what} must be true or false", line=line)
+        return value
+    elif kind_of_value == "time":
+        if not isinstance(value, str):
+            raise ExchangeImportError(f"{what} must be an ISO 8601 time string", line=line)
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            raise ExchangeImportError(f"{what} is not an ISO 8601 time", line=line) from None
+        if moment.tzinfo is None:
+            raise ExchangeImportError(f"{what} needs a UTC offset (or Z)", line=line)
+        return iso_time(moment)
+    elif kind_of_value == "object":
+        if not isinstance(value, dict):
+            raise ExchangeImportError(f"{what} must be a JSON object", line=line)
+        return value
+    elif kind_of_value == "tags":
+        if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
+            raise ExchangeImportError(f"{what} must be a list of strings", line=line)
+        return value
+    elif kind_of_value in {"ref", "target"}:
+        return _canonical_uuid(value, what, line)
+    elif kind_of_value == "refs":
+        if not isinstance(value, list):
+            raise ExchangeImportError(f"{what} must be a list of uuids", line=line)
+        return sorted(_canonical_uuid(item, what, line) for item in value)
+    if spec.minimum is not None and value < spec.minimum:
+        raise ExchangeImportError(f"{what} must be at least {spec.minimum:g}", line=line)
+    return value
+
+
+def exchange_canonical(obj: dict[str, Any], line: int) -> dict[str, Any]:
+    """The record as the exporter would write it, or an error naming the line."""
+    kind = obj.get("kind")
+    if kind not in SCHEMA:
+        raise ExchangeImportError(
+            f"unknown kind {str(kind)[:40]!r} (known: {', '.join(KIND_ORDER)})", line=line
+        )
+    record: dict[str, Any] = {"kind": kind, "uuid": _canonical_uuid(obj.get("uuid"), "uuid", line)}
+    for spec in SCHEMA[kind]:
+        if spec.name not in obj and not spec.nullable:
+            raise ExchangeImportError(f"{kind} record lacks field {spec.name!r}", line=line)
+        record[spec.name] = _canonical_value(kind, spec, obj.get(spec.name), line)
+    _check_record(record, line)
+    return record
+
+
+def _check_record(record: dict[str, Any], line: int) -> None:
+    kind = record["kind"]
+    if kind == "player" and (record["provider"] == Provider.BUILTIN) != record["builtin"]:
+        raise ExchangeImportError("builtin must be true exactly for provider 'builtin'", line=line)
+    if kind == "duel" and record["a"] == record["b"]:
+        raise ExchangeImportError("a duel needs two different players", line=line)
+    if kind == "transfer" and record["environment"] is None and record["author"] is None:
+        raise ExchangeImportError("a transfer result names an environment or an author", line=line)
+    if kind == "annotation":
+        is_step = record["target_kind"] == TargetKind.STEP
+        if is_step != (record["index"] is not None):
+            raise ExchangeImportError("'index' is given for step notes only", line=line)
+        start, end = record["line_start"], record["line_end"]
+        if (start is not None or end is not None) and record["target_kind"] != "environment":
+            raise ExchangeImportError("line ranges belong on environment notes only", line=line)
+        if (start is None) != (end is None) or (start is not None and start > end):
+            raise ExchangeImportError("line_start and line_end form a range", line=line)
+        if record["rating"] is not None and record["rating"] > 5:
+            raise ExchangeImportError("field 'rating' is from 1 to 5", line=line)
+        if not record["author"]:
+            raise ExchangeImportError("field 'author' names a user", line=line)
+
+
+def _references(record: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
+    """(field name, kind, uuid) for every uuid the record refers to."""
+    for spec in SCHEMA[record["kind"]]:
+        value = record[spec.name]
+        if value is None:
+            continue
+        if spec.type == "ref":
+            yield spec.name, spec.ref, value
+        elif spec.type == "refs":
+            for item in value:
+                yield spec.name, spec.ref, item
+        elif spec.type == "target":
+            target_kind = "environment" if record["target_kind"] == "environment" else "episode"
+            yield spec.name, target_kind, value
+
+
+def _fingerprint(record: dict[str, Any]) -> bytes:
+    return hashlib.blake2b(json.dumps(record, sort_keys=True).encode(), digest_size=16).digest()
+
+
+def _first_difference(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
+    return next((name for name in theirs if mine.get(name) != theirs.get(name)), "?")
+
+
+# --- scoring (the engine's rules: duels.engine.duels.duel_side_scores) -----------------------
+
+
+def import_side_score(
+    results: list[tuple[bool, int, bool]], *, forfeit: bool
+) -> SideScore | None:
+    """Score one side from (hinted, seed, passed) per episode; None when a condition is unplayed."""
+    if forfeit:
+        return FORFEIT_SCORE
+    unhinted = {seed: passed for hinted, seed, passed in results if not hinted}
+    hinted_results = {seed: passed for hinted, seed, passed in results if hinted}
+    if not unhinted or not hinted_results:
+        return None
+    return side_score(unhinted=unhinted, hinted=hinted_results)
+
+
+# --- pass 1: validation -----------------------------------------------------------------------
+
+
+@dataclass
+class ImportPlan:
+    """What validation learned: uuids already stored (skip them) and whether kinds are in order."""
+
+    existing: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    in_order: bool = True
+
+
+class _Validator:
+    def __init__(self) -> None:
+        self.plan = ImportPlan()
+        self.seen: dict[str, tuple[str, int, bytes]] = {}
+        self.pending_db: dict[str, dict[str, tuple[int, dict[str, Any]]]] = defaultdict(dict)
+        self.unresolved: dict[tuple[str, str], tuple[int, str]] = {}
+        self.hint_environment: dict[str, str] = {}
+        self.hint_checks: list[tuple[int, str, str]] = []
+        self.duels: dict[str, tuple[int, dict[str, Any]]] = {}
+        self.duel_results: dict[str, list[tuple[str, bool, int, bool]]] = defaultdict(list)
+        self.step_keys: set[tuple[str, int]] = set()
+        self.invalid_environments: set[str] = set()
+        self.last_kind_rank = 0
+
+    def add(self, line: int, obj: dict[str, Any]) -> None:
+        record = exchange_canonical(obj, line)
+        kind, uuid = record["kind"], record["uuid"]
+        rank = KIND_ORDER.index(kind)
+        if rank < self.last_kind_rank:
+            self.plan.in_order = False
+        self.last_kind_rank = max(rank, self.last_kind_rank)
+        fingerprint = _fingerprint(record)
+        if uuid in self.seen:
+            earlier_kind, earlier_line, earlier_print = self.seen[uuid]
+            if earlier_kind != kind or earlier_print != fingerprint:
+                raise ExchangeImportError(
+                    f"uuid {uuid} appears on line {earlier_line} with different content",
+                    line=line,
+                )
+            return
+        self.seen[uuid] = (kind, line, fingerprint)
+        for name, ref_kind, ref_uuid in _references(record):
+            known = self.seen.get(ref_uuid)
+            if known is None:
+                self.unresolved.setdefault((ref_kind, ref_uuid), (line, name))
+            elif known[0] != ref_kind:
+                raise ExchangeImportError(
+                    f"field {name!r} refers to {ref_uuid}, which is a {known[0]}, not a {ref_kind}",
+                    line=line,
+                )
+        self._remember(record, line)
+        pending = self.pending_db[kind]
+        pending[uuid] = (line, record)
+        if len(pending) >= BATCH:
+            self._compare_with_database(kind)
+
+    def _remember(self, record: dict[str, Any], line: int) -> None:
+        kind = record["kind"]
+        if kind == "environment":
+            validation = record["validation"]
+            if validation is not None and validation.get("valid") is False:
+                self.invalid_environments.add(record["uuid"])
+        elif kind == "hint":
+            self.hint_environment[record["uuid"]] = record["environment"]
+        elif kind == "duel":
+            self.duels[record["uuid"]] = (line, {
+                key: record[key] for key in ("env_a", "env_b", "hint_a", "hint_b", "outcome")
+            })
+            for side in ("a", "b"):
+                if record[f"hint_{side}"]:
+                    if not record[f"env_{side}"]:
+                        raise ExchangeImportError(
+                            f"hint_{side} is given without env_{side}", line=line
+                        )
+                    self.hint_checks.append((line, record[f"hint_{side}"], record[f"env_{side}"]))
+        elif kind == "episode":
+            if record["hint"]:
+                self.hint_checks.append((line, record["hint"], record["environment"]))
+            if record["duel"]:
+                passed = record["status"] == Status.FINISHED and bool(record["success"])
+                self.duel_results[record["duel"]].append(
+                    (record["environment"], record["hint"] is not None, record["seed"], passed)
+                )
+        elif kind == "step":
+            key = (record["episode"], record["index"])
+            if key in self.step_keys:
+                raise ExchangeImportError(
+                    f"episode {key[0]} already has a step {key[1]} in this file", line=line
+                )
+            self.step_keys.add(key)
+
+    def _compare_with_database(self, kind: str) -> None:
+        pending = self.pending_db.pop(kind, {})
+        if not pending:
+            return
+        stored = MODELS[kind].objects.filter(uuid__in=list(pending))
+        for theirs in exchange_records(kind, stored):
+            line, mine = pending[theirs["uuid"]]
+            if mine != theirs:
+                raise ExchangeImportError(
+                    f"{kind} {theirs['uuid']} already exists here with different content "
+                    f"(field {_first_difference(mine, theirs)!r} differs)",
+                    line=line,
+                )
+            self.plan.existing[kind].add(theirs["uuid"])
+
+    def finish(self) -> ImportPlan:
+        for kind in list(self.pending_db):
+            self._compare_with_database(kind)
+        self._check_references()
+        self._check_hints()
+        self._check_outcomes()
+        return self.plan
+
+    def _check_references(self) -> None:
+        missing: dict[str, dict[str, tuple[int, str]]] = defaultdict(dict)
+        for (kind, uuid), where in self.unresolved.items():
+            known = self.seen.get(uuid)
+            if known is None:
+                missing[kind][uuid] = where
+            elif known[0] != kind:
+                line, name = where
+                raise ExchangeImportError(
+                    f"field {name!r} refers to {uuid}, which is a {known[0]}, not a {kind}",
+                    line=line,
+                )
+        problems: list[tuple[int, str]] = []
+        for kind, wanted in missing.items():
+            uuids = list(wanted)
+            found: set[str] = set()
+            for start in range(0, len(uuids), BATCH):
+                chunk = uuids[start : start + BATCH]
+                found.update(
+                    str(value)
+                    for value in MODELS[kind].objects.filter(uuid__in=chunk).values_list(
+                        "uuid", flat=True
+                    )
+                )
+            for uuid in set(uuids) - found:
+                line, name = wanted[uuid]
+                problems.append((line, f"field {name!r} refers to {kind} {uuid}, which is "
+                                       "neither in this file nor in the database"))
+        if problems:
+            line, message = min(problems)
+            raise ExchangeImportError(message, line=line)
+
+    def _check_hints(self) -> None:
+        unknown = {hint for _, hint, _ in self.hint_checks if hint not in self.hint_environment}
+        for hint_uuid, environment_uuid in Hint.objects.filter(uuid__in=list(unknown)).values_list(
+            "uuid", "environment__uuid"
+        ):
+            self.hint_environment[str(hint_uuid)] = str(environment_uuid)
+        for line, hint, environment in self.hint_checks:
+            if self.hint_environment.get(hint) != environment:
+                raise ExchangeImportError(
+                    f"hint {hint} belongs to another environment than {environment}", line=line
+                )
+
+    def _check_outcomes(self) -> None:
+        stated = {uuid: item for uuid, item in self.duels.items()
+                  if item[1]["outcome"] is not None and uuid not in self.plan.existing["duel"]}
+        environments = {item[1][f"env_{side}"] for item in stated.values() for side in "ab"}
+        self.invalid_environments.update(
+            str(uuid) for uuid in Environment.objects.filter(
+                uuid__in=[env for env in environments if env], status=EnvironmentStatus.INVALID
+            ).values_list("uuid", flat=True)
+        )
+        for duel_uuid, (line, duel) in stated.items():
+            results = self.duel_results.get(duel_uuid, [])
+            sides = []
+            for side in ("a", "b"):
+                environment = duel[f"env_{side}"]
+                forfeit = environment is None or environment in self.invalid_environments
+                side_results = [result[1:] for result in results if result[0] == environment]
+                sides.append(import_side_score(side_results, forfeit=forfeit))
+            derived = None
+            if sides[0] is not None and sides[1] is not None:
+                derived = duel_outcome(score_a=sides[0].setter_score, score_b=sides[1].setter_score)
+            if derived != duel["outcome"]:
+                given = "no outcome (a side lacks episodes)" if derived is None else repr(derived)
+                raise ExchangeImportError(
+                    f"duel {duel_uuid} states outcome {duel['outcome']!r} but its episodes give "
+                    f"{given}",
+                    line=line,
+                )
+
+
+def exchange_validate(*, stream: IO[bytes]) -> ImportPlan:
+    """Check the whole file, writing nothing; raise ExchangeImportError at the first fault."""
+    validator = _Validator()
+    for line, obj in exchange_read(stream):
+        validator.add(line, obj)
+    return validator.finish()
+
+

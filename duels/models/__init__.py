@@ -1,0 +1,38 @@
+"""EnvDuels data model, one module per responsibility, re-exported here.
+
+Names follow the vocabulary and the exchange table in docs/.
+"""
+
+from duels.models.annotations import STARTER_TAGS, Annotation, TargetKind
+from duels.models.common import DONE_STATUSES, Status
+from duels.models.duels import Duel, Outcome, Tournament
+from duels.models.environments import Environment, EnvironmentStatus, Hint, content_hash
+from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Step
+from duels.models.players import Player, Provider
+from duels.models.tokens import ApiToken
+from duels.models.transfer import AnalyticsSnapshot, TransferResult
+
+__all__ = [
+    "Status",
+    "DONE_STATUSES",
+    "Provider",
+    "Player",
+    "EnvironmentStatus",
+    "content_hash",
+    "Environment",
+    "Hint",
+    "Tournament",
+    "Outcome",
+    "Duel",
+    "ModelCall",
+    "Condition",
+    "EndReason",
+    "Episode",
+    "Step",
+    "TargetKind",
+    "STARTER_TAGS",
+    "Annotation",
+    "TransferResult",
+    "AnalyticsSnapshot",
+    "ApiToken",
+]

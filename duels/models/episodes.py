@@ -1,0 +1,152 @@
+"""Episodes (one solver attempt) with their steps, and the model calls the engine made."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+from duels.models.common import DONE_STATUSES, Status
+from duels.models.duels import Duel
+from duels.models.environments import Environment, Hint
+from duels.models.players import Player
+
+
+class ModelCall(models.Model):
+    """One setter-side model call (prompt, reply, tokens, latency), kept for audit."""
+
+    class Role(models.TextChoices):
+        SETTER = "setter", "setter"
+        REPAIR = "repair", "setter repair"
+        CHECK = "check", "player check"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    duel = models.ForeignKey(
+        Duel, null=True, blank=True, on_delete=models.CASCADE, related_name="model_calls"
+    )
+    player = models.ForeignKey(Player, on_delete=models.PROTECT, related_name="model_calls")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    messages = models.JSONField(default=list)
+    reply = models.TextField(blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+
+
+class Condition(models.TextChoices):
+    UNHINTED = "unhinted", "unhinted"
+    HINTED = "hinted", "hinted"
+
+
+class EndReason(models.TextChoices):
+    DONE = "done", "environment said done"
+    MAX_STEPS = "max_steps", "step limit reached"
+    TOKEN_BUDGET = "token_budget", "token budget spent"
+    TIME_BUDGET = "time_budget", "time budget spent"
+    COST_CAP = "cost_cap", "cost cap reached"
+    SANDBOX_ERROR = "sandbox_error", "sandbox error"
+    PLAYER_ERROR = "player_error", "player error"
+    CANCELLED = "cancelled", "cancelled"
+
+
+class Episode(models.Model):
+    """One solver attempt at one environment, hinted (hint set) or unhinted (hint null)."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    duel = models.ForeignKey(
+        Duel, null=True, blank=True, on_delete=models.CASCADE, related_name="episodes"
+    )
+    environment = models.ForeignKey(
+        Environment, on_delete=models.CASCADE, related_name="episodes"
+    )
+    hint = models.ForeignKey(
+        Hint, null=True, blank=True, on_delete=models.PROTECT, related_name="episodes"
+    )
+    condition = models.CharField(max_length=10, choices=Condition.choices)
+    solver = models.ForeignKey(Player, on_delete=models.PROTECT, related_name="episodes")
+    seed = models.IntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    end_reason = models.CharField(max_length=20, choices=EndReason.choices, blank=True)
+    success = models.BooleanField(null=True, blank=True)
+    steps = models.PositiveIntegerField(default=0, help_text="Solver actions taken")
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
+    sandbox_backend = models.CharField(max_length=20, blank=True)
+    prompt_version = models.CharField(max_length=20, blank=True)
+    error = models.TextField(blank=True)
+    # Crash recovery: the worker running the episode renews the lease; an expired lease
+    # on a running episode means its worker died and the episode may be resumed.
+    lease_owner = models.CharField(max_length=100, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    resumes = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [
+            models.Index(fields=["duel", "environment", "condition", "seed"], name="ep_duel_cond"),
+            models.Index(fields=["environment", "solver"], name="ep_env_solver"),
+            models.Index(fields=["status", "lease_expires_at"], name="ep_status_lease"),
+            models.Index(fields=["solver", "status"], name="ep_solver_status"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(condition="hinted") & Q(hint__isnull=False))
+                | (Q(condition="unhinted") & Q(hint__isnull=True)),
+                name="episode_condition_matches_hint",
+            ),
+            models.UniqueConstraint(
+                fields=["duel", "environment", "solver", "condition", "seed"],
+                condition=Q(duel__isnull=False),
+                name="episode_unique_in_duel",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.solver} on {self.environment} ({self.condition}, seed {self.seed})"
+
+    @property
+    def hinted(self) -> bool:
+        return self.condition == Condition.HINTED
+
+    @property
+    def is_done(self) -> bool:
+        return self.status in DONE_STATUSES
+
+
+class Step(models.Model):
+    """One turn: step 0 is the reset; step n>0 is the solver's action and the answer."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="trajectory")
+    index = models.PositiveIntegerField()
+    observation = models.TextField(blank=True)
+    reply = models.TextField(blank=True)
+    action = models.TextField(blank=True)
+    reward = models.FloatField(null=True, blank=True)
+    done = models.BooleanField(default=False)
+    success = models.BooleanField(default=False)
+    latency_ms = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    format_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["episode", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["episode", "index"], name="step_unique_index"),
+        ]
+
+    def __str__(self) -> str:
+        return f"step {self.index} of {self.episode_id}"

@@ -1,0 +1,61 @@
+"""Players: configured models (provider, model id, sampling parameters, prices)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+
+class Provider(models.TextChoices):
+    BUILTIN = "builtin", "built-in (scripted)"
+    ANTHROPIC = "anthropic", "Anthropic"
+    OPENAI = "openai", "OpenAI"
+    OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible server"
+
+
+class Player(models.Model):
+    """A configured model. Holds the *name* of its API-key variable, never the key."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=100, unique=True)
+    provider = models.CharField(max_length=32, choices=Provider.choices)
+    model = models.CharField(max_length=200)
+    base_url = models.URLField(max_length=500, blank=True)
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Name of the environment variable holding the API key (never the key).",
+    )
+    params = models.JSONField(default=dict, blank=True)
+    price_in = models.FloatField(default=0.0, help_text="USD per 1M input tokens")
+    price_out = models.FloatField(default=0.0, help_text="USD per 1M output tokens")
+    builtin = models.BooleanField(default=False)
+    max_concurrency = models.PositiveIntegerField(
+        default=4, help_text="Completions in flight at once for this player."
+    )
+    description = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(price_in__gte=0) & Q(price_out__gte=0), name="player_prices_nonnegative"
+            ),
+            models.CheckConstraint(
+                condition=~Q(provider="builtin") | Q(builtin=True),
+                name="player_builtin_flag_matches_provider",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} (built-in, scripted)" if self.builtin else self.name
+
+    def cost_of(self, *, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.price_in + output_tokens * self.price_out) / 1_000_000
