@@ -18,14 +18,8 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, models, transaction
 
 from duels.exchange.export import KIND_ORDER, MODELS, SCHEMA
-from duels.exchange.validate import (
-    BATCH,
-    ExchangeImportError,
-    ImportPlan,
-    exchange_canonical,
-    exchange_read,
-    exchange_validate,
-)
+from duels.exchange.records import ExchangeImportError, exchange_canonical, exchange_read
+from duels.exchange.validate import BATCH, ImportPlan, exchange_validate
 from duels.models import (
     Annotation,
     Condition,

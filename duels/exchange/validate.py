@@ -10,212 +10,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import IO, Any
-from uuid import UUID
 
 from duels.exchange.export import (
-    FORMAT,
     KIND_ORDER,
     MODELS,
-    SCHEMA,
-    Field,
     exchange_records,
-    iso_time,
 )
-from duels.models import Environment, EnvironmentStatus, Hint, Provider, Status, TargetKind
+from duels.exchange.records import (
+    ExchangeImportError,
+    exchange_canonical,
+    exchange_read,
+    record_references,
+)
+from duels.models import Environment, EnvironmentStatus, Hint, Status
 from duels.scoring import FORFEIT_SCORE, SideScore, duel_outcome, side_score
 
 BATCH = 500
-
-
-class ExchangeImportError(Exception):
-    """The file cannot be imported; `line` is the 1-based line at fault."""
-
-    def __init__(self, message: str, *, line: int) -> None:
-        super().__init__(f"line {line}: {message}" if line else message)
-        self.line = line
-        self.detail = message
-
-
-# --- reading -----------------------------------------------------------------------------------
-
-
-def exchange_read(stream: IO[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, JSON object) for each record line, after checking the format line."""
-    stream.seek(0)
-    first = True
-    number = 0
-    for number, raw in enumerate(stream, start=1):
-        if not raw.endswith(b"\n"):
-            raise ExchangeImportError(
-                "the file is truncated: the last line does not end with a newline", line=number
-            )
-        try:
-            text = raw.decode("utf-8").strip()
-        except UnicodeDecodeError:
-            raise ExchangeImportError("the line is not UTF-8 text", line=number) from None
-        if not text:
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ExchangeImportError(f"not valid JSON ({exc.msg})", line=number) from None
-        if not isinstance(obj, dict):
-            raise ExchangeImportError("each line must be a JSON object", line=number)
-        if first:
-            first = False
-            stated = obj.get("format")
-            if stated is None or "kind" in obj:
-                raise ExchangeImportError(
-                    f'the file must start with {{"format": "{FORMAT}"}}', line=number
-                )
-            if stated != FORMAT:
-                raise ExchangeImportError(
-                    f"unsupported format {stated!r}: this installation reads {FORMAT}", line=number
-                )
-            continue
-        yield number, obj
-    if first:
-        raise ExchangeImportError(
-            f'the file is empty; it must start with {{"format": "{FORMAT}"}}', line=max(number, 1)
-        )
-
-
-def _canonical_uuid(value: Any, what: str, line: int) -> str:
-    if not isinstance(value, str):
-        raise ExchangeImportError(f"{what} must be a uuid string", line=line)
-    try:
-        return str(UUID(value))
-    except ValueError:
-        message = f"{what} is not a valid uuid: {value[:60]!r}"
-        raise ExchangeImportError(message, line=line) from None
-
-
-def _max_length(kind: str, spec: Field) -> int | None:
-    try:
-        model_field = MODELS[kind]._meta.get_field(spec.path)
-    except Exception:  # paths through relations (author__username) have no local field
-        return 150 if spec.path == "author__username" else None
-    return getattr(model_field, "max_length", None)
-
-
-def _canonical_value(kind: str, spec: Field, value: Any, line: int) -> Any:
-    what = f"field {spec.name!r}"
-    if value is None:
-        if spec.nullable:
-            return None
-        raise ExchangeImportError(f"{what} must not be null", line=line)
-    kind_of_value = spec.type
-    if kind_of_value == "str":
-        if not isinstance(value, str):
-            raise ExchangeImportError(f"{what} must be a string", line=line)
-        limit = _max_length(kind, spec)
-        if limit and len(value) > limit:
-            raise ExchangeImportError(f"{what} is longer than {limit} characters", line=line)
-        if spec.choices and value not in spec.choices:
-            raise ExchangeImportError(
-                f"{what} must be one of {', '.join(spec.choices)}, not {value[:40]!r}", line=line
-            )
-        return value
-    if kind_of_value == "int":
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ExchangeImportError(f"{what} must be a whole number", line=line)
-    elif kind_of_value == "number":
-        numeric = isinstance(value, int | float) and not isinstance(value, bool)
-        if not numeric or not math.isfinite(value):
-            raise ExchangeImportError(f"{what} must be a number", line=line)
-        value = float(value)
-    elif kind_of_value == "bool":
-        if not isinstance(value, bool):
-            raise ExchangeImportError(f"{what} must be true or false", line=line)
-        return value
-    elif kind_of_value == "time":
-        if not isinstance(value, str):
-            raise ExchangeImportError(f"{what} must be an ISO 8601 time string", line=line)
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            raise ExchangeImportError(f"{what} is not an ISO 8601 time", line=line) from None
-        if moment.tzinfo is None:
-            raise ExchangeImportError(f"{what} needs a UTC offset (or Z)", line=line)
-        return iso_time(moment)
-    elif kind_of_value == "object":
-        if not isinstance(value, dict):
-            raise ExchangeImportError(f"{what} must be a JSON object", line=line)
-        return value
-    elif kind_of_value == "tags":
-        if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
-            raise ExchangeImportError(f"{what} must be a list of strings", line=line)
-        return value
-    elif kind_of_value in {"ref", "target"}:
-        return _canonical_uuid(value, what, line)
-    elif kind_of_value == "refs":
-        if not isinstance(value, list):
-            raise ExchangeImportError(f"{what} must be a list of uuids", line=line)
-        return sorted(_canonical_uuid(item, what, line) for item in value)
-    if spec.minimum is not None and value < spec.minimum:
-        raise ExchangeImportError(f"{what} must be at least {spec.minimum:g}", line=line)
-    return value
-
-
-def exchange_canonical(obj: dict[str, Any], line: int) -> dict[str, Any]:
-    """The record as the exporter would write it, or an error naming the line."""
-    kind = obj.get("kind")
-    if kind not in SCHEMA:
-        raise ExchangeImportError(
-            f"unknown kind {str(kind)[:40]!r} (known: {', '.join(KIND_ORDER)})", line=line
-        )
-    record: dict[str, Any] = {"kind": kind, "uuid": _canonical_uuid(obj.get("uuid"), "uuid", line)}
-    for spec in SCHEMA[kind]:
-        if spec.name not in obj and not spec.nullable:
-            raise ExchangeImportError(f"{kind} record lacks field {spec.name!r}", line=line)
-        record[spec.name] = _canonical_value(kind, spec, obj.get(spec.name), line)
-    _check_record(record, line)
-    return record
-
-
-def _check_record(record: dict[str, Any], line: int) -> None:
-    kind = record["kind"]
-    if kind == "player" and (record["provider"] == Provider.BUILTIN) != record["builtin"]:
-        raise ExchangeImportError("builtin must be true exactly for provider 'builtin'", line=line)
-    if kind == "duel" and record["a"] == record["b"]:
-        raise ExchangeImportError("a duel needs two different players", line=line)
-    if kind == "transfer" and record["environment"] is None and record["author"] is None:
-        raise ExchangeImportError("a transfer result names an environment or an author", line=line)
-    if kind == "annotation":
-        is_step = record["target_kind"] == TargetKind.STEP
-        if is_step != (record["index"] is not None):
-            raise ExchangeImportError("'index' is given for step notes only", line=line)
-        start, end = record["line_start"], record["line_end"]
-        if (start is not None or end is not None) and record["target_kind"] != "environment":
-            raise ExchangeImportError("line ranges belong on environment notes only", line=line)
-        if (start is None) != (end is None) or (start is not None and start > end):
-            raise ExchangeImportError("line_start and line_end form a range", line=line)
-        if record["rating"] is not None and record["rating"] > 5:
-            raise ExchangeImportError("field 'rating' is from 1 to 5", line=line)
-        if not record["author"]:
-            raise ExchangeImportError("field 'author' names a user", line=line)
-
-
-def _references(record: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
-    """(field name, kind, uuid) for every uuid the record refers to."""
-    for spec in SCHEMA[record["kind"]]:
-        value = record[spec.name]
-        if value is None:
-            continue
-        if spec.type == "ref":
-            yield spec.name, spec.ref, value
-        elif spec.type == "refs":
-            for item in value:
-                yield spec.name, spec.ref, item
-        elif spec.type == "target":
-            target_kind = "environment" if record["target_kind"] == "environment" else "episode"
-            yield spec.name, target_kind, value
 
 
 def _fingerprint(record: dict[str, Any]) -> bytes:
@@ -284,7 +97,7 @@ class _Validator:
                 )
             return
         self.seen[uuid] = (kind, line, fingerprint)
-        for name, ref_kind, ref_uuid in _references(record):
+        for name, ref_kind, ref_uuid in record_references(record):
             known = self.seen.get(ref_uuid)
             if known is None:
                 self.unresolved.setdefault((ref_kind, ref_uuid), (line, name))
