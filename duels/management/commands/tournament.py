@@ -16,12 +16,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django_tasks_db.models import DBTaskResult
 
 from duels.engine.duels import DuelError
-from duels.engine.tournaments import (
-    tournament_create,
-    tournament_drive,
-    tournament_enqueue,
-    tournament_result,
-)
+from duels.engine.queue import tournament_enqueue
+from duels.engine.scheduler import tournament_drive
+from duels.engine.tournaments import tournament_create, tournament_result
 from duels.engine.workers import stop_on_signals
 from duels.management.commands._engine import ProgressPrinter, players_by_name, require_credentials
 from duels.models import Tournament
