@@ -32,6 +32,10 @@ class Player(models.Model):
     price_in = models.FloatField(default=0.0, help_text="USD per 1M input tokens")
     price_out = models.FloatField(default=0.0, help_text="USD per 1M output tokens")
     builtin = models.BooleanField(default=False)
+    parameters_b = models.FloatField(
+        null=True, blank=True,
+        help_text="Model size in billions of parameters, if known (used by the scale analytics).",
+    )
     max_concurrency = models.PositiveIntegerField(
         default=4, help_text="Completions in flight at once for this player."
     )
@@ -47,6 +51,10 @@ class Player(models.Model):
             models.CheckConstraint(
                 condition=~Q(provider="builtin") | Q(builtin=True),
                 name="player_builtin_flag_matches_provider",
+            ),
+            models.CheckConstraint(
+                condition=Q(parameters_b__isnull=True) | Q(parameters_b__gt=0),
+                name="player_parameters_b_positive",
             ),
         ]
 
