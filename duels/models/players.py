@@ -7,6 +7,15 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
+# Built-in players get the same uuid on every installation, derived from their name, so exports
+# from two installations that both seeded them merge without clashes (docs/exchange-format.md).
+BUILTIN_UUID_NAMESPACE = uuid.UUID("9cd314a9-5cbe-50c2-836c-1ccf1244f89d")
+
+
+def builtin_player_uuid(name: str) -> uuid.UUID:
+    """Return the uuid every installation gives the built-in player called `name`."""
+    return uuid.uuid5(BUILTIN_UUID_NAMESPACE, name)
+
 
 class Provider(models.TextChoices):
     BUILTIN = "builtin", "built-in (scripted)"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from duels.models import Player, Provider
+from duels.models import Player, Provider, builtin_player_uuid
 
 
 @dataclass(frozen=True)
@@ -17,13 +17,18 @@ class SeedResult:
 
 @transaction.atomic
 def player_seed_builtin() -> SeedResult:
-    """Create or refresh the built-in (scripted) players. Safe to run any number of times."""
+    """Create or refresh the built-in (scripted) players. Safe to run any number of times.
+
+    Each gets the uuid derived from its name (`builtin_player_uuid`), the same on every
+    installation, so exports from two installations merge.
+    """
     from duels.players.builtin import BUILTIN_PLAYER_SPECS
 
     created: list[str] = []
     updated: list[str] = []
     for spec in BUILTIN_PLAYER_SPECS:
         defaults = {
+            "uuid": builtin_player_uuid(spec["name"]),
             "provider": Provider.BUILTIN,
             "builtin": True,
             "model": spec["model"],
