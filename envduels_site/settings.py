@@ -124,26 +124,36 @@ TEMPLATES = [
     },
 ]
 
-# Database: SQLite in var/ (WAL, busy timeout) unless DATABASE_URL names another.
+# Database: SQLite in var/ (WAL, busy timeout) unless DATABASE_URL names another. Every SQLite
+# database, the default one or one named by DATABASE_URL, gets the same settings: several worker
+# threads and processes write to it at once.
+SQLITE_OPTIONS = {
+    "timeout": 30,
+    "transaction_mode": "IMMEDIATE",
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=30000;",
+}
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
     try:
         DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
     except Exception as exc:  # dj_database_url raises several types for bad URLs
         raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from exc
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        if DATABASES["default"]["NAME"] in {"", ":memory:"}:
+            raise ImproperlyConfigured(
+                "DATABASE_URL names an in-memory SQLite database, which workers cannot share; "
+                "name a file, e.g. sqlite:////srv/envduels/envduels.sqlite3"
+            )
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"]["OPTIONS"] = {**SQLITE_OPTIONS,
+                                           **DATABASES["default"].get("OPTIONS", {})}
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": VAR_DIR / "envduels.sqlite3",
-            "OPTIONS": {
-                "timeout": 30,
-                "transaction_mode": "IMMEDIATE",
-                "init_command": (
-                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=30000;"
-                ),
-            },
+            "OPTIONS": dict(SQLITE_OPTIONS),
             # A file (not :memory:) so live-server tests and worker processes share it; one per
             # test run so parallel runs in one checkout never clash.
             "TEST": {"NAME": VAR_DIR / f"test_envduels_{os.getpid()}.sqlite3"},

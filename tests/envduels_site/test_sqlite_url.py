@@ -1,0 +1,57 @@
+"""A SQLite database named by DATABASE_URL gets the same settings as the default one."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sandbox_runner import available_backends
+from tests.helpers.parts import need
+
+ROOT = Path(__file__).resolve().parents[2]
+MANAGE = str(ROOT / "manage.py")
+
+
+def _manage(env: dict, *args: str) -> str:
+    done = subprocess.run([sys.executable, MANAGE, *args], env=env, cwd=ROOT, timeout=300,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_an_in_memory_sqlite_url_is_refused_with_the_reason():
+    done = subprocess.run(
+        [sys.executable, "-c", "import envduels_site.settings"],
+        env={**os.environ, "DATABASE_URL": "sqlite://"}, capture_output=True, text=True,
+        timeout=60, cwd=ROOT,
+    )
+    assert done.returncode != 0
+    assert "in-memory SQLite" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_duel_runs_to_the_end_on_a_sqlite_url_in_wal_mode(tmp_path):
+    backends = available_backends()
+    need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
+    database = tmp_path / "elsewhere" / "duels.sqlite3"
+    database.parent.mkdir()
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "REDIS_URL": "",
+           "ENVDUELS_VAR_DIR": str(tmp_path / "var"),
+           "ENVDUELS_SANDBOX": "bwrap" if "bwrap" in backends else backends[0]}
+    _manage(env, "migrate", "--noinput")
+    _manage(env, "seed_builtin")
+    # The duel runs its episodes in several threads, all writing to the one file.
+    result = json.loads(_manage(env, "duel", "builtin-architect", "builtin-rookie",
+                                "--attempts", "2", "--json"))
+    assert result["outcome"] in {"a", "b", "draw"}
+    with sqlite3.connect(database) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        statuses = dict(db.execute("SELECT status, count(*) FROM duels_episode GROUP BY status"))
+        assert db.execute("SELECT status FROM duels_duel").fetchall() == [("finished",)]
+    assert set(statuses) == {"finished"} and sum(statuses.values()) >= 4
