@@ -130,7 +130,9 @@ TEMPLATES = [
 SQLITE_OPTIONS = {
     "timeout": 30,
     "transaction_mode": "IMMEDIATE",
-    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=30000;",
+    "init_command": (
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=30000;"
+    ),
 }
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
