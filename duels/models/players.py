@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import uuid
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+
+from duels.players.keys import api_key_env_problem
 
 # Built-in players get the same uuid on every installation, derived from their name, so exports
 # from two installations that both seeded them merge without clashes (docs/exchange-format.md).
@@ -35,7 +38,18 @@ class Player(models.Model):
     api_key_env = models.CharField(
         max_length=100,
         blank=True,
-        help_text="Name of the environment variable holding the API key (never the key).",
+        help_text=(
+            "Name of the environment variable holding the API key (never the key), e.g. "
+            "OPENAI_API_KEY: it must end in _API_KEY, _TOKEN or _KEY and may not name one of "
+            "EnvDuels' own settings."
+        ),
+    )
+    imported = models.BooleanField(
+        default=False,
+        help_text=(
+            "Came from an imported file: never called until a staff user has checked its base "
+            "URL and set its key variable here (saving a key variable clears this mark)."
+        ),
     )
     params = models.JSONField(default=dict, blank=True)
     price_in = models.FloatField(default=0.0, help_text="USD per 1M input tokens")
@@ -69,6 +83,12 @@ class Player(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        if self.api_key_env:
+            problem = api_key_env_problem(self.api_key_env)
+            if problem:
+                raise ValidationError({"api_key_env": problem})
 
     @property
     def label(self) -> str:
