@@ -1,0 +1,120 @@
+"""Every number EnvDuels shows, defined once: key, label, one-sentence meaning, formula.
+
+The /glossary/ page renders this list and metric labels link to `/glossary/#<key>`; the README
+section "Reading the results" carries the same definitions (a test keeps the two in step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Term:
+    """One defined metric or verdict."""
+
+    key: str
+    label: str
+    meaning: str
+    formula: str
+
+
+GLOSSARY: tuple[Term, ...] = (
+    # Per duel side: the setter's environment played by the other player as solver, k seeds.
+    Term("p_unhinted", "unhinted pass rate",
+         "Share of the k seeds the solver passed without the hint.",
+         "p_u = passed unhinted seeds / k"),
+    Term("p_hinted", "hinted pass rate",
+         "Share of the same k seeds the solver passed with the setter's hint.",
+         "p_h = passed hinted seeds / k"),
+    Term("hint_gain", "hint gain",
+         "How much the hint helped: positive when the setter located the real difficulty.",
+         "g = p_h − p_u"),
+    Term("setter_score", "setter score",
+         "1 when the environment is failed without the hint and passed with it; 0 when it is "
+         "trivial, impossible or forfeited.",
+         "s = p_h · (1 − p_u); a forfeited side scores 0"),
+    Term("flips", "flips",
+         "Seeds the solver failed unhinted and passed hinted.",
+         "flips = #{seed : failed unhinted and passed hinted}"),
+    Term("forfeit", "played / forfeited",
+         "A side is played when the duel recorded no forfeit for it and its episodes exist; an "
+         "invalid environment or a failed authoring forfeits the side.",
+         "played ⇔ no forfeit recorded ∧ ≥ 1 episode per condition"),
+    Term("outcome", "outcome",
+         "The side with the higher setter score wins the duel; equal scores are a draw.",
+         "a if s_A > s_B, b if s_B > s_A, else draw (compared exactly as fractions)"),
+    # Players.
+    Term("rating", "rating",
+         "Bradley–Terry duel rating on the Elo scale: 400 points apart means 10:1 odds.",
+         "P(i beats j) = 1 / (1 + 10^((R_j − R_i)/400)); draws count half; mean rating 1000"),
+    Term("interval", "95% interval",
+         "The range that holds the figure in 95% of resamples; each interval names its method.",
+         "bootstrap percentile: 2.5th–97.5th percentile of the figure over 1,000 resamples"),
+    Term("wilson", "Wilson interval",
+         "Score interval of a pass rate, used for single proportions.",
+         "(p + z²/2n ± z·√(p(1−p)/n + z²/4n²)) / (1 + z²/n), z = 1.96"),
+    Term("newcombe", "Newcombe interval",
+         "Interval of a difference of two pass rates, such as an environment's hint gain.",
+         "low = g − √((p_h − l_h)² + (u_u − p_u)²), high = g + √((u_h − p_h)² + (p_u − l_u)²), "
+         "l and u the Wilson limits"),
+    Term("setter_strength", "setter strength",
+         "A player's mean setter score over all its duel sides as setter.",
+         "mean of s over the player's sides (forfeits count 0)"),
+    Term("solver_strength", "solver strength",
+         "A player's unhinted pass rate on other players' valid environments.",
+         "passed unhinted episodes / unhinted episodes"),
+    Term("observe_uplift", "observe-mode uplift",
+         "How much a setter's score rises when it may read earlier duels.",
+         "mean s in observe duels − mean s in other duels"),
+    # Rankings and structure.
+    Term("cyclic_triads", "cyclic triads",
+         "Decided triples of players that beat each other in a circle (A > B > C > A).",
+         "c = #{decided triples with one win each}"),
+    Term("zeta", "Kendall's ζ",
+         "Kendall's coefficient of consistence over decided triples: 1 means no cycles.",
+         "ζ = 1 − c / (c_max(n) · T / C(n,3)), T = decided triples, floored at 0"),
+    Term("transitive_share", "transitive share",
+         "Share of decided triples that are ordered (A > B > C and A > C); chance is 0.75.",
+         "(T − c) / T"),
+    Term("bt_accuracy", "rating accuracy",
+         "Share of held-out decided duels whose winner the ratings predicted.",
+         "5-fold cross-validated share of correct predictions; 0.5 is chance"),
+    Term("kendall_tau", "Kendall τ",
+         "Agreement between the setter and the solver rankings: 1 same order, −1 reversed.",
+         "τ_b = (concordant − discordant) / √(pairs untied in x · pairs untied in y)"),
+    Term("p_top_differs", "P(top solver ≠ top setter)",
+         "Share of bootstrap resamples in which the best solver is not the best setter.",
+         "#{resamples: argmax solver ≠ argmax setter} / 1,000"),
+    Term("convergence_p", "convergence p",
+         "Chance of cross-author source similarity this high if authors were assigned at random.",
+         "(1 + #{permutations with similarity ≥ observed}) / (1 + 200)"),
+    Term("transfer_rho", "transfer ρ",
+         "Rank correlation between a learner's hint gain on an environment and its improvement "
+         "after training on it.",
+         "Spearman ρ(g, after − before)"),
+    Term("scale_rho", "scale ρ",
+         "Rank correlation of model size (billions of parameters) with setter strength and with "
+         "observe-mode uplift.",
+         "Spearman ρ(parameters_b, setter strength); Spearman ρ(parameters_b, uplift)"),
+    # Findings.
+    Term("supported", "supported",
+         "The data back the study's claim: the deciding figure, with its uncertainty, lies on "
+         "the claim's side of the finding's stated threshold.",
+         "95% interval (or bootstrap probability ≥ 0.95) beyond the threshold, claimed side"),
+    Term("contradicted", "contradicted",
+         "The data go against the study's claim: the deciding figure, with its uncertainty, lies "
+         "on the other side of the finding's stated threshold.",
+         "95% interval (or bootstrap probability ≤ 0.05) beyond the threshold, other side"),
+    Term("not_enough_data", "not enough data",
+         "Too little data to decide, or an interval that straddles the threshold; the finding "
+         "says what would settle it.",
+         "neither supported nor contradicted"),
+)
+
+GLOSSARY_BY_KEY: dict[str, Term] = {term.key: term for term in GLOSSARY}
+
+
+def glossary_term(*, key: str) -> Term:
+    """The definition for `key`; KeyError names an unknown key."""
+    return GLOSSARY_BY_KEY[key]
