@@ -11,6 +11,7 @@ from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Step
 from duels.models.players import Player, Provider, builtin_player_uuid
 from duels.models.tokens import ApiToken
 from duels.models.transfer import AnalyticsSnapshot, TransferResult
+from duels.models.workers import WorkerHeartbeat
 
 __all__ = [
     "Status",
@@ -36,4 +37,5 @@ __all__ = [
     "TransferResult",
     "AnalyticsSnapshot",
     "ApiToken",
+    "WorkerHeartbeat",
 ]
