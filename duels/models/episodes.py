@@ -78,6 +78,8 @@ class Episode(models.Model):
     steps = models.PositiveIntegerField(default=0, help_text="Solver actions taken")
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
+    cache_read_tokens = models.PositiveIntegerField(default=0)
+    cache_write_tokens = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0.0)
     sandbox_backend = models.CharField(max_length=20, blank=True)
     prompt_version = models.CharField(max_length=20, blank=True)
@@ -140,6 +142,10 @@ class Step(models.Model):
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     format_error = models.TextField(blank=True)
+    # Reasoning the model returned apart from its reply (Anthropic thinking, reasoning_content).
+    thinking = models.TextField(blank=True)
+    cache_read_tokens = models.PositiveIntegerField(default=0)
+    cache_write_tokens = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

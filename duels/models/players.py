@@ -20,6 +20,13 @@ def builtin_player_uuid(name: str) -> uuid.UUID:
     return uuid.uuid5(BUILTIN_UUID_NAMESPACE, name)
 
 
+# Documented prices of cached input as a share of the input price: Anthropic bills cache reads
+# at 0.1x and 5-minute cache writes at 1.25x; OpenAI bills cached input at 0.5x (newer models
+# less: set price_cached_in) and writes at the normal price; compatible servers vary (set it).
+CACHE_READ_RATIO = {"anthropic": 0.1, "openai": 0.5}
+CACHE_WRITE_RATIO = {"anthropic": 1.25}
+
+
 class Provider(models.TextChoices):
     BUILTIN = "builtin", "built-in (scripted)"
     ANTHROPIC = "anthropic", "Anthropic"
@@ -54,6 +61,20 @@ class Player(models.Model):
     params = models.JSONField(default=dict, blank=True)
     price_in = models.FloatField(default=0.0, help_text="USD per 1M input tokens")
     price_out = models.FloatField(default=0.0, help_text="USD per 1M output tokens")
+    price_cached_in = models.FloatField(
+        null=True, blank=True,
+        help_text=(
+            "USD per 1M input tokens read from the prompt cache; empty: the provider's documented "
+            "share of the input price (Anthropic 10%, OpenAI 50%, compatible servers 100%)."
+        ),
+    )
+    price_cache_write = models.FloatField(
+        null=True, blank=True,
+        help_text=(
+            "USD per 1M input tokens written to the prompt cache; empty: Anthropic 125% of the "
+            "input price, others the input price."
+        ),
+    )
     builtin = models.BooleanField(default=False)
     parameters_b = models.FloatField(
         null=True, blank=True,
@@ -94,5 +115,29 @@ class Player(models.Model):
     def label(self) -> str:
         return f"{self.name} (built-in, scripted)" if self.builtin else self.name
 
-    def cost_of(self, *, input_tokens: int, output_tokens: int) -> float:
-        return (input_tokens * self.price_in + output_tokens * self.price_out) / 1_000_000
+    @property
+    def cached_in_price(self) -> float:
+        """USD per 1M cache-read input tokens: the set price or the provider's default ratio."""
+        if self.price_cached_in is not None:
+            return self.price_cached_in
+        return self.price_in * CACHE_READ_RATIO.get(self.provider, 1.0)
+
+    @property
+    def cache_write_price(self) -> float:
+        """USD per 1M cache-write input tokens: the set price or the provider's default ratio."""
+        if self.price_cache_write is not None:
+            return self.price_cache_write
+        return self.price_in * CACHE_WRITE_RATIO.get(self.provider, 1.0)
+
+    def cost_of(
+        self, *, input_tokens: int, output_tokens: int, cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> float:
+        """USD for one call; `input_tokens` counts every prompt token, cached ones included."""
+        uncached = max(0, input_tokens - cache_read_tokens - cache_write_tokens)
+        return (
+            uncached * self.price_in
+            + cache_read_tokens * self.cached_in_price
+            + cache_write_tokens * self.cache_write_price
+            + output_tokens * self.price_out
+        ) / 1_000_000
