@@ -3,6 +3,7 @@
 Names follow the vocabulary and the exchange table in docs/.
 """
 
+from duels.models.accounts import SignInFailure
 from duels.models.annotations import STARTER_TAGS, Annotation, TargetKind
 from duels.models.common import DONE_STATUSES, Status
 from duels.models.duels import Duel, Outcome, Tournament
@@ -38,4 +39,5 @@ __all__ = [
     "AnalyticsSnapshot",
     "ApiToken",
     "WorkerHeartbeat",
+    "SignInFailure",
 ]
