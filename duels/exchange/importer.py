@@ -18,6 +18,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, models, transaction
 
 from duels.exchange.export import KIND_ORDER, MODELS, SCHEMA
+from duels.exchange.identities import author_imported_username
 from duels.exchange.records import ExchangeImportError, exchange_canonical, exchange_read
 from duels.exchange.validate import BATCH, ImportPlan, exchange_validate
 from duels.models import (
@@ -86,15 +87,18 @@ class _Writer:
             status=EnvironmentStatus.INVALID
         ).exists()
 
-    def user(self, username: str) -> Any:
-        if username not in self.users:
+    def user(self, name: str) -> Any:
+        """The `imported:<name>` identity holding notes imported under `name` (never an account)."""
+        if name not in self.users:
             user_model = get_user_model()
-            user, created = user_model.objects.get_or_create(username=username)
+            user, created = user_model.objects.get_or_create(
+                username=author_imported_username(name), defaults={"is_active": False}
+            )
             if created:
                 user.set_unusable_password()
                 user.save(update_fields=["password"])
-            self.users[username] = user
-        return self.users[username]
+            self.users[name] = user
+        return self.users[name]
 
     def write(self, line: int, record: dict[str, Any]) -> None:
         kind, uuid = record["kind"], record["uuid"]
@@ -148,7 +152,10 @@ class _Writer:
     def build(self, record: dict[str, Any]) -> models.Model:
         kind, uuid = record["kind"], UUID(record["uuid"])
         if kind == "player":
-            return Player(uuid=uuid, **{spec.name: record[spec.name] for spec in SCHEMA[kind]})
+            # A file never decides which host variable is sent where: the player arrives with
+            # no key variable and marked imported until staff review it (duels.players.keys).
+            fields = {spec.name: record[spec.name] for spec in SCHEMA[kind]}
+            return Player(uuid=uuid, **{**fields, "api_key_env": "", "imported": True})
         if kind == "environment":
             validation = record["validation"]
             status = EnvironmentStatus.PENDING

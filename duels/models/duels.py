@@ -112,6 +112,9 @@ class Duel(models.Model):
     # died, and another worker authors the duel again.
     lease_owner = models.CharField(max_length=100, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    infra_faults = models.PositiveIntegerField(
+        default=0, help_text="Infrastructure faults during authoring retried so far"
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -51,6 +51,13 @@ class EndReason(models.TextChoices):
     TOKEN_BUDGET = "token_budget", "token budget spent"
     TIME_BUDGET = "time_budget", "time budget spent"
     COST_CAP = "cost_cap", "cost cap reached"
+    # An environment fault (its code raised, timed out, ran out of memory or output, or replayed
+    # differently): the setter's responsibility, counted as not passed.
+    ENV_ERROR = "env_error", "environment fault"
+    # Infrastructure gave out for good (provider, sandbox backend, database, worker): the
+    # episode is not a result; its duel ends failed, unscored.
+    INFRA_ERROR = "infra_error", "infrastructure fault"
+    # Older installations recorded these before the two above existed.
     SANDBOX_ERROR = "sandbox_error", "sandbox error"
     PLAYER_ERROR = "player_error", "player error"
     CANCELLED = "cancelled", "cancelled"
@@ -89,6 +96,9 @@ class Episode(models.Model):
     lease_owner = models.CharField(max_length=100, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     resumes = models.PositiveIntegerField(default=0)
+    infra_faults = models.PositiveIntegerField(
+        default=0, help_text="Infrastructure faults retried so far (never counted as a result)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
