@@ -9,6 +9,7 @@ from duels.models.common import DONE_STATUSES, Status
 from duels.models.duels import Duel, Outcome, Tournament
 from duels.models.environments import Environment, EnvironmentStatus, Hint, content_hash
 from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Step
+from duels.models.estimates import EnvironmentEstimate
 from duels.models.players import Player, Provider, builtin_player_uuid
 from duels.models.tokens import ApiToken
 from duels.models.transfer import AnalyticsSnapshot, TransferResult
@@ -24,6 +25,7 @@ __all__ = [
     "content_hash",
     "Environment",
     "Hint",
+    "EnvironmentEstimate",
     "Tournament",
     "Outcome",
     "Duel",
