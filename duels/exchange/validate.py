@@ -35,6 +35,13 @@ def _fingerprint(record: dict[str, Any]) -> bytes:
     return hashlib.blake2b(json.dumps(record, sort_keys=True).encode(), digest_size=16).digest()
 
 
+def _comparable(record: dict[str, Any]) -> dict[str, Any]:
+    """The record without what this installation decides for itself (a player's key variable)."""
+    if record["kind"] == "player":
+        return {**record, "api_key_env": ""}
+    return record
+
+
 def _first_difference(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
     return next((name for name in theirs if mine.get(name) != theirs.get(name)), "?")
 
@@ -154,6 +161,7 @@ class _Validator:
         stored = MODELS[kind].objects.filter(uuid__in=list(pending))
         for theirs in exchange_records(kind, stored):
             line, mine = pending[theirs["uuid"]]
+            mine, theirs = _comparable(mine), _comparable(theirs)
             if mine != theirs:
                 raise ExchangeImportError(
                     f"{kind} {theirs['uuid']} already exists here with different content "

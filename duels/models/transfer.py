@@ -47,6 +47,11 @@ class AnalyticsSnapshot(models.Model):
     computed_at = models.DateTimeField(auto_now_add=True)
     data = models.JSONField()
     duration_ms = models.PositiveIntegerField(default=0)
+    # What the figures were computed from (highest ids and counts of the rows they read); a
+    # snapshot whose fingerprint differs from the data now, or that a write marked stale, is
+    # recomputed before anyone reads it as current.
+    fingerprint = models.JSONField(default=dict, blank=True)
+    stale = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-computed_at"]
