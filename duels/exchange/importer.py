@@ -75,6 +75,8 @@ class _Writer:
     def pk(self, kind: str, uuid: str | None) -> int | None:
         if uuid is None:
             return None
+        if kind == "player":
+            uuid = self.plan.player_aliases.get(uuid, uuid)
         cache = self.pks[kind]
         if uuid not in cache:
             cache[uuid] = MODELS[kind].objects.values_list("pk", flat=True).get(uuid=uuid)

@@ -2,8 +2,8 @@
 
 One pass reads the file and checks the format line, JSON, kind, fields and types, uuids,
 references (within the file or the database), duplicates, content of objects already stored, and
-stated duel outcomes against the episodes (the engine's scoring). Only small indexes stay in
-memory. The first fault raises `ExchangeImportError` naming its line.
+stated duel outcomes against the episodes (`duels.scoring`, the one scoring rule). Only small
+indexes stay in memory. The first fault raises `ExchangeImportError` naming its line.
 """
 
 from __future__ import annotations
@@ -25,14 +25,28 @@ from duels.exchange.records import (
     exchange_read,
     record_references,
 )
-from duels.models import Environment, EnvironmentStatus, Hint, Status
-from duels.scoring import FORFEIT_SCORE, SideScore, duel_outcome, side_score
+from duels.models import (
+    Environment,
+    EnvironmentStatus,
+    Hint,
+    Player,
+    builtin_player_uuid,
+)
+from duels.scoring import duel_score_from_episodes, episode_passed
 
 BATCH = 500
 
 
 def _fingerprint(record: dict[str, Any]) -> bytes:
     return hashlib.blake2b(json.dumps(record, sort_keys=True).encode(), digest_size=16).digest()
+
+
+def _same_builtin(mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """Both are the seeded built-in player of that name (uuid derived from the name)."""
+    return bool(
+        mine["builtin"] and theirs["builtin"] and mine["name"] == theirs["name"]
+        and theirs["uuid"] == str(builtin_player_uuid(theirs["name"]))
+    )
 
 
 def _comparable(record: dict[str, Any]) -> dict[str, Any]:
@@ -46,22 +60,6 @@ def _first_difference(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
     return next((name for name in theirs if mine.get(name) != theirs.get(name)), "?")
 
 
-# --- scoring (the engine's rules: duels.engine.duels.duel_side_scores) -----------------------
-
-
-def import_side_score(
-    results: list[tuple[bool, int, bool]], *, forfeit: bool
-) -> SideScore | None:
-    """Score one side from (hinted, seed, passed) per episode; None when a condition is unplayed."""
-    if forfeit:
-        return FORFEIT_SCORE
-    unhinted = {seed: passed for hinted, seed, passed in results if not hinted}
-    hinted_results = {seed: passed for hinted, seed, passed in results if hinted}
-    if not unhinted or not hinted_results:
-        return None
-    return side_score(unhinted=unhinted, hinted=hinted_results)
-
-
 # --- pass 1: validation -----------------------------------------------------------------------
 
 
@@ -71,6 +69,9 @@ class ImportPlan:
 
     existing: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     in_order: bool = True
+    # Built-in players of the file that are stored here under another uuid (files written before
+    # built-in uuids were derived from names): file uuid -> stored uuid.
+    player_aliases: dict[str, str] = field(default_factory=dict)
 
 
 class _Validator:
@@ -142,7 +143,7 @@ class _Validator:
             if record["hint"]:
                 self.hint_checks.append((line, record["hint"], record["environment"]))
             if record["duel"]:
-                passed = record["status"] == Status.FINISHED and bool(record["success"])
+                passed = episode_passed(status=record["status"], success=record["success"])
                 self.duel_results[record["duel"]].append(
                     (record["environment"], record["hint"] is not None, record["seed"], passed)
                 )
@@ -160,7 +161,12 @@ class _Validator:
             return
         stored = MODELS[kind].objects.filter(uuid__in=list(pending))
         for theirs in exchange_records(kind, stored):
-            line, mine = pending[theirs["uuid"]]
+            line, mine = pending.pop(theirs["uuid"])
+            if kind == "player" and _same_builtin(mine, theirs):
+                # A built-in player seeded on both installations: the same player even when
+                # another release describes it differently. The stored one is kept as it is.
+                self.plan.existing[kind].add(theirs["uuid"])
+                continue
             mine, theirs = _comparable(mine), _comparable(theirs)
             if mine != theirs:
                 raise ExchangeImportError(
@@ -169,6 +175,23 @@ class _Validator:
                     line=line,
                 )
             self.plan.existing[kind].add(theirs["uuid"])
+        if kind == "player":
+            self._match_players_by_name(pending)
+
+    def _match_players_by_name(self, pending: dict[str, tuple[int, dict[str, Any]]]) -> None:
+        """New players whose name is taken here: the same built-in player, or an error."""
+        by_name = {record["name"]: (uuid, line, record) for uuid, (line, record) in pending.items()}
+        for player in Player.objects.filter(name__in=list(by_name)):
+            uuid, line, record = by_name[player.name]
+            if record["builtin"] and player.uuid == builtin_player_uuid(player.name):
+                self.plan.existing["player"].add(uuid)
+                self.plan.player_aliases[uuid] = str(player.uuid)
+                continue
+            raise ExchangeImportError(
+                f"player {record['name']!r} ({uuid}) clashes with another player of that name "
+                f"here ({player.uuid}); rename one of them before importing",
+                line=line,
+            )
 
     def finish(self) -> ImportPlan:
         for kind in list(self.pending_db):
@@ -232,16 +255,15 @@ class _Validator:
             ).values_list("uuid", flat=True)
         )
         for duel_uuid, (line, duel) in stated.items():
-            results = self.duel_results.get(duel_uuid, [])
-            sides = []
-            for side in ("a", "b"):
-                environment = duel[f"env_{side}"]
-                forfeit = environment is None or environment in self.invalid_environments
-                side_results = [result[1:] for result in results if result[0] == environment]
-                sides.append(import_side_score(side_results, forfeit=forfeit))
-            derived = None
-            if sides[0] is not None and sides[1] is not None:
-                derived = duel_outcome(score_a=sides[0].setter_score, score_b=sides[1].setter_score)
+            # A side without an environment, or with one that is invalid, is imported as
+            # forfeited (the importer writes the same flag), then scored by the one rule.
+            forfeits = {side: duel[f"env_{side}"] is None
+                        or duel[f"env_{side}"] in self.invalid_environments for side in "ab"}
+            derived = duel_score_from_episodes(
+                forfeit_a=forfeits["a"], forfeit_b=forfeits["b"],
+                env_a=duel["env_a"], env_b=duel["env_b"],
+                episodes=self.duel_results.get(duel_uuid, ()),
+            ).outcome
             if derived != duel["outcome"]:
                 given = "no outcome (a side lacks episodes)" if derived is None else repr(derived)
                 raise ExchangeImportError(
