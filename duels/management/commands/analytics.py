@@ -7,11 +7,13 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from duels.analytics.compute import design_shape
+from duels.management.commands._text import analytics_lines
 from duels.services.analytics import analytics_latest, analytics_refresh
 
 
 class Command(BaseCommand):
-    help = "Print the analytics figures (DESIGN.md shape with --json); --refresh recomputes first."
+    help = ("Print the analytics figures (--json: the shape in docs/json-outputs.md); "
+            "--refresh recomputes first.")
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -26,14 +28,4 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(design_shape(data), indent=2))
             return
-        self.stdout.write(f"computed at {data['computed_at']} ({snapshot.duration_ms} ms)")
-        if not data.get("enough"):
-            self.stdout.write("not enough duels yet")
-            return
-        for row in data["ratings"]:
-            self.stdout.write(
-                f"{row['rank']:>3}  {row['player']:<30} {row['rating']:>7.1f} "
-                f"[{row['low']:.0f}, {row['high']:.0f}]  {row['duels']} duels"
-            )
-        for key in ("divergence", "transitivity", "transfer"):
-            self.stdout.write(f"{key}: {json.dumps(data[key])}")
+        self.stdout.write("\n".join(analytics_lines(data)))

@@ -14,6 +14,7 @@ from duels.management.commands._engine import (
     require_credentials,
     require_sandbox,
 )
+from duels.management.commands._text import figure
 
 
 class Command(BaseCommand):
@@ -52,20 +53,17 @@ def _dumps(result: dict) -> str:
     return json.dumps(result, indent=2)
 
 
-def _rate(value) -> str:
-    return "—" if value is None else f"{value:.2f}"
-
-
 def _human(result: dict, *, status: str) -> str:
-    lines = [f"duel {result['duel']} {status}; outcome: {result['outcome']}"]
+    outcome = result["outcome"] or "none (the duel did not finish)"
+    lines = [f"duel {result['duel']} {status}; outcome: {outcome}"]
     for side in ("a", "b"):
         row = result[side]
         if row["forfeit_reason"]:
             lines.append(f"  {side.upper()} {row['player']}: forfeit — {row['forfeit_reason']}")
             continue
         lines.append(
-            f"  {side.upper()} {row['player']} as setter: p_unhinted {_rate(row['p_unhinted'])}, "
-            f"p_hinted {_rate(row['p_hinted'])}, hint gain {_rate(row['hint_gain'])}, "
-            f"setter score {_rate(row['setter_score'])}, flips {row['flips']}"
+            f"  {side.upper()} {row['player']} as setter: p_unhinted {figure(row['p_unhinted'])}, "
+            f"p_hinted {figure(row['p_hinted'])}, hint gain {figure(row['hint_gain'])}, "
+            f"setter score {figure(row['setter_score'])}, flips {figure(row['flips'], 'd')}"
         )
     return "\n".join(lines)

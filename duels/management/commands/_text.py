@@ -1,0 +1,163 @@
+"""Human-readable command output: figures that may be unknown, and the analytics summary.
+
+A figure that cannot be computed yet is `None` in the data; people see "—" for it, and an interval
+that is unknown reads "not enough data" (docs/json-outputs.md explains every field).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+UNKNOWN = "—"
+NO_INTERVAL = "interval: not enough data"
+
+
+def figure(value: Any, spec: str = ".2f") -> str:
+    """Format a number, or "—" when it is unknown (None)."""
+    if value is None:
+        return UNKNOWN
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if spec.endswith("d") and isinstance(value, float):
+        value = round(value)
+    return format(value, spec)
+
+
+def interval(low: Any, high: Any, spec: str = ".2f") -> str:
+    """"[low, high]", or a plain "interval: not enough data" when either end is unknown."""
+    if low is None or high is None:
+        return NO_INTERVAL
+    return f"[{figure(low, spec)}, {figure(high, spec)}]"
+
+
+def _pair(value: Any) -> tuple[Any, Any]:
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return value[0], value[1]
+    return None, None
+
+
+def analytics_lines(data: dict[str, Any], *, limit: int = 10) -> list[str]:
+    """Every analytics block as plain text lines, unknown figures shown as "—"."""
+    summary = data.get("summary") or {}
+    lines = [f"computed at {data.get('computed_at') or UNKNOWN}"]
+    if summary:
+        lines.append(
+            f"data: {summary.get('players', 0)} players, {summary.get('duels', 0)} duels, "
+            f"{summary.get('episodes', 0)} episodes, "
+            f"{summary.get('transfer_results', 0)} transfer results"
+        )
+    if not data.get("ratings"):
+        lines.append("not enough data: no finished duel yet (run a duel or a tournament, then "
+                     "`manage.py analytics --refresh`)")
+        return lines
+
+    lines.append("")
+    lines.append("ratings (Bradley-Terry, 1000 = anchor, 95% bootstrap interval)")
+    for row in data["ratings"]:
+        lines.append(
+            f"  {figure(row.get('rank'), 'd'):>3}  {row['player']:<28} "
+            f"{figure(row.get('rating'), '.0f'):>6}  "
+            f"{interval(row.get('low'), row.get('high'), '.0f')}"
+            f"  {row.get('duels', 0)} duels"
+        )
+    lines.append("setters (mean setter score; hint gain)")
+    for row in data.get("setters") or []:
+        lines.append(
+            f"  {row['player']:<28} {figure(row.get('setter_score')):>5}  "
+            f"{interval(row.get('low'), row.get('high'))}  hint gain {figure(row.get('hint_gain'))}"
+        )
+    lines.append("solvers (unhinted pass rate on others' valid environments)")
+    for row in data.get("solvers") or []:
+        lines.append(
+            f"  {row['player']:<28} {figure(row.get('pass_rate')):>5}  "
+            f"{interval(row.get('low'), row.get('high'))}"
+        )
+    lines.extend(_blocks(data, limit=limit))
+    return lines
+
+
+def _blocks(data: dict[str, Any], *, limit: int) -> list[str]:
+    lines: list[str] = []
+    divergence = data.get("divergence") or {}
+    lines.append(
+        f"divergence: Kendall tau {figure(divergence.get('kendall_tau'))} "
+        f"{interval(divergence.get('low'), divergence.get('high'))}, "
+        f"P(top solver is not top setter) {figure(divergence.get('p_top_differs'))}"
+    )
+    transitivity = data.get("transitivity") or {}
+    lines.append(
+        f"transitivity: {figure(transitivity.get('cyclic_triads'), 'd')} cyclic triads, "
+        f"zeta {figure(transitivity.get('zeta'))}, transitive share "
+        f"{figure(transitivity.get('transitive_share'))}, Bradley-Terry held-out accuracy "
+        f"{figure(transitivity.get('bt_accuracy'))}"
+    )
+    environments = data.get("environments") or []
+    lines.append(f"environments: {len(environments)} (largest hint gain first)")
+    ranked = sorted(environments, key=lambda row: -(row.get("hint_gain") or float("-inf")))
+    for row in ranked[:limit]:
+        flags = ", ".join(row.get("flags") or []) or "no flags"
+        lines.append(
+            f"  {row['uuid']} by {row.get('author') or UNKNOWN}: hint gain "
+            f"{figure(row.get('hint_gain'))} {interval(row.get('low'), row.get('high'))} ({flags})"
+        )
+    convergence = data.get("convergence") or {}
+    lines.append(
+        f"convergence: {len(convergence.get('clusters') or [])} clusters of near-duplicate "
+        f"designs across authors, p = {figure(convergence.get('p_value'), '.3f')}"
+    )
+    transfer = data.get("transfer")
+    if transfer is None:
+        lines.append("transfer: not enough data (import results with `manage.py import_transfer`)")
+    else:
+        lines.append(
+            f"transfer: Spearman {figure(transfer.get('spearman'))} "
+            f"{interval(transfer.get('low'), transfer.get('high'))}, "
+            f"n = {figure(transfer.get('n'), 'd')}"
+        )
+    uplift = data.get("observe_uplift") or []
+    if not uplift:
+        lines.append("observe-mode uplift: not enough data (needs duels with and without "
+                     "--observe)")
+    for row in uplift:
+        lines.append(
+            f"observe-mode uplift {row['player']}: on {figure(row.get('on'))}, off "
+            f"{figure(row.get('off'))} {interval(row.get('low'), row.get('high'))}"
+        )
+    if "scale" in data:
+        scale = data.get("scale")
+        if scale is None:
+            lines.append("scale: not enough data (needs parameters_b on at least four players)")
+        else:
+            lines.append(
+                f"scale: Spearman with setter strength {figure(scale.get('setter_spearman'))} "
+                f"{interval(scale.get('low'), scale.get('high'))}, with observe uplift "
+                f"{figure(scale.get('uplift_spearman'))} "
+                f"{interval(scale.get('u_low'), scale.get('u_high'))}, "
+                f"n = {figure(scale.get('n'), 'd')}"
+            )
+    lines.extend(_irt_lines(data.get("irt")) if "irt" in data else [])
+    for finding in data.get("findings") or []:
+        low, high = _pair(finding.get("interval"))
+        lines.append(
+            f"finding {finding.get('id')}: {finding.get('verdict') or 'not enough data'} — "
+            f"{finding.get('claim', '')} (figure {figure(finding.get('figure'))} "
+            f"{interval(low, high)}, n = {figure(finding.get('n'), 'd')})"
+        )
+    return lines
+
+
+def _irt_lines(irt: dict[str, Any] | None) -> list[str]:
+    if not irt:
+        return ["joint model (Solve/Author ratings): not enough data"]
+    lines = ["joint model: Solve rating (theta) per solver"]
+    for row in irt.get("solvers") or []:
+        lines.append(f"  {row['player']:<28} {figure(row.get('theta')):>6}  "
+                     f"{interval(row.get('low'), row.get('high'))}")
+    lines.append("joint model: Author rating per setter")
+    for row in irt.get("authors") or []:
+        lines.append(f"  {row['player']:<28} {figure(row.get('rating')):>6}  "
+                     f"{interval(row.get('low'), row.get('high'))}")
+    fit = irt.get("fit") or {}
+    lines.append(f"joint model fit: held-out accuracy {figure(fit.get('held_out_accuracy'))} "
+                 f"on {figure(fit.get('episodes'), 'd')} episodes")
+    return lines
