@@ -235,6 +235,8 @@ if ENVDUELS_SANDBOX not in {"auto", "docker", "bwrap", "unshare", "unsafe-local"
         f"got {ENVDUELS_SANDBOX!r}"
     )
 ENVDUELS_SANDBOX_IMAGE = env_str("ENVDUELS_SANDBOX_IMAGE", "envduels-sandbox:latest")
+# At most this many started sandboxes wait for episodes (per backend); 0 starts each on demand.
+ENVDUELS_SANDBOX_READY = env_int("ENVDUELS_SANDBOX_READY", 8, minimum=0)
 ENVDUELS_BUILTIN_LATENCY_MS = env_int("ENVDUELS_BUILTIN_LATENCY_MS", 0, minimum=0)
 # Triggering duels from the browser: at most this many per user per hour.
 ENVDUELS_DUEL_RATE_PER_HOUR = env_int("ENVDUELS_DUEL_RATE_PER_HOUR", 30, minimum=1)

@@ -1,8 +1,13 @@
-"""Warm pool: one started, never-loaded sandbox kept ready per (backend, limits, image).
+"""Sandbox supply: started, never-loaded sandboxes kept ready so an episode never waits for one.
 
-Every episode still gets a fresh sandbox: a pooled one is handed out once and a replacement
-starts in the background. Starts run on long-lived threads because a launcher dies with the
+Every episode still gets a fresh sandbox: a ready one is handed out once, loaded with exactly one
+environment, and killed when the episode ends; it is never returned. How many are kept ready
+follows demand: as many as are in use right now for the same (backend, limits, image), so each
+episode that ends finds a replacement for the next one, bounded by `ENVDUELS_SANDBOX_READY`
+(default 8). Starts run in parallel on long-lived threads, because a launcher dies with the
 thread that spawned it (pdeathsig), which is what keeps sandboxes from outliving the host.
+At exit every ready sandbox is killed; after a SIGKILL the launchers die with their parent
+(bwrap, unshare) and the docker backend's start-up reaper removes labelled leftovers.
 """
 
 from __future__ import annotations
@@ -10,63 +15,146 @@ from __future__ import annotations
 import atexit
 import contextlib
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 from sandbox_runner.backends.base import Backend, SandboxProcess
-from sandbox_runner.limits import SandboxLimits, prewarm_enabled
+from sandbox_runner.limits import SandboxLimits, django_setting, prewarm_enabled
 
 MAX_WARM_KEYS = 4
+DEFAULT_READY = 8
+
+
+def ready_max() -> int:
+    """ENVDUELS_SANDBOX_READY: at most this many sandboxes are kept ready (per backend/limits)."""
+    raw = django_setting("ENVDUELS_SANDBOX_READY", DEFAULT_READY)
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"ENVDUELS_SANDBOX_READY must be a whole number, got {raw!r}") from None
+    if not 0 <= value <= 256:
+        raise ValueError(f"ENVDUELS_SANDBOX_READY must be from 0 to 256, got {value}")
+    return value
+
+
+@dataclass
+class SupplyStats:
+    """Takes and hits since start: a hit is a take that found a started sandbox waiting."""
+
+    takes: int = 0
+    hits: int = 0
+    starts: int = 0
+
+    @property
+    def hit_rate(self) -> float | None:
+        return self.hits / self.takes if self.takes else None
+
+
+class _Supply:
+    """Ready sandboxes of one key, and how many of that key are in use."""
+
+    __slots__ = ("in_use", "ready")
+
+    def __init__(self) -> None:
+        self.ready: deque[Future[SandboxProcess]] = deque()
+        self.in_use = 0
 
 
 class WarmPool:
     def __init__(self) -> None:
-        self.starter = ThreadPoolExecutor(max_workers=4, thread_name_prefix="sandbox-start")
-        self.ready: OrderedDict[tuple, Future[SandboxProcess]] = OrderedDict()
+        self.size = ready_max()
+        self.starter = ThreadPoolExecutor(max_workers=max(1, self.size),
+                                          thread_name_prefix="sandbox-start")
+        self.supplies: OrderedDict[tuple, _Supply] = OrderedDict()
         self.lock = threading.Lock()
         self.shut_down = False
+        self.stats = SupplyStats()
 
     @staticmethod
     def key(backend: Backend, limits: SandboxLimits) -> tuple:
         return (backend.name, limits, getattr(backend, "image", None))
 
     def take(self, backend: Backend, limits: SandboxLimits) -> tuple[SandboxProcess, bool]:
-        """Return (a fresh started sandbox, whether it came from the pool); refill behind it."""
+        """Return (a fresh started sandbox, whether it was ready); top the supply up behind it."""
         key = self.key(backend, limits)
         with self.lock:
-            future = self.ready.pop(key, None)
-        process = None
-        if future is not None:
-            try:
-                process = future.result()
-            except Exception:
-                process = None
-            if process is not None and not process.alive():
-                process.kill()
-                process = None
-        pooled = process is not None
-        if process is None:
-            process = self.starter.submit(backend.start, limits).result()
+            supply = self.supplies.get(key) or self._new_supply(key)
+            self.supplies.move_to_end(key)
+            # The earliest started first: it is the most likely to be up already.
+            future = supply.ready.popleft() if supply.ready else None
+            supply.in_use += 1
+            self.stats.takes += 1
+        try:
+            process = _started(future)
+            pooled = process is not None
+            if process is None:
+                process = self.starter.submit(backend.start, limits).result()
+        except BaseException:
+            self._release(key)
+            raise
+        with self.lock:
+            self.stats.hits += pooled
+            self.stats.starts += not pooled
+        self._track(key, process)
         if backend.name != "unsafe-local" and prewarm_enabled():
-            self.refill(key, backend, limits)
+            self.top_up(key, backend, limits)
         return process, pooled
 
-    def refill(self, key: tuple, backend: Backend, limits: SandboxLimits) -> None:
+    def top_up(self, key: tuple, backend: Backend, limits: SandboxLimits) -> int:
+        """Start sandboxes until the ready count matches the demand; return how many started."""
         with self.lock:
-            if self.shut_down or key in self.ready:
-                return
-            self.ready[key] = self.starter.submit(backend.start, limits)
-            evicted = []
-            while len(self.ready) > MAX_WARM_KEYS:
-                evicted.append(self.ready.popitem(last=False)[1])
-        for future in evicted:
-            future.add_done_callback(kill_started)
+            supply = self.supplies.get(key)
+            if self.shut_down or supply is None:
+                return 0
+            if self.size == 0:
+                return 0
+            wanted = min(self.size, max(1, supply.in_use)) - len(supply.ready)
+            for _ in range(max(0, wanted)):
+                supply.ready.append(self.starter.submit(backend.start, limits))
+                self.stats.starts += 1
+        return max(0, wanted)
+
+    def ready_count(self) -> int:
+        """Sandboxes started (or starting) and waiting for an episode, over every key."""
+        with self.lock:
+            return sum(len(supply.ready) for supply in self.supplies.values())
+
+    def _new_supply(self, key: tuple) -> _Supply:
+        supply = self.supplies[key] = _Supply()
+        while len(self.supplies) > MAX_WARM_KEYS:
+            _, evicted = self.supplies.popitem(last=False)
+            for future in evicted.ready:
+                future.add_done_callback(kill_started)
+        return supply
+
+    def _track(self, key: tuple, process: SandboxProcess) -> None:
+        """Count the sandbox as in use until it is killed (which every episode end does)."""
+        kill = process.kill
+        released = threading.Event()
+
+        def kill_and_release() -> None:
+            try:
+                kill()
+            finally:
+                if not released.is_set():
+                    released.set()
+                    self._release(key)
+
+        process.kill = kill_and_release
+
+    def _release(self, key: tuple) -> None:
+        with self.lock:
+            supply = self.supplies.get(key)
+            if supply is not None and supply.in_use > 0:
+                supply.in_use -= 1
 
     def clear(self) -> None:
-        """Kill every warm sandbox (at exit, and in tests that need a quiet machine)."""
+        """Kill every ready sandbox (at exit, and in tests that need a quiet machine)."""
         with self.lock:
-            futures = list(self.ready.values())
-            self.ready.clear()
+            futures = [future for supply in self.supplies.values() for future in supply.ready]
+            for supply in self.supplies.values():
+                supply.ready.clear()
         for future in futures:
             future.add_done_callback(kill_started)
 
@@ -75,6 +163,20 @@ class WarmPool:
             self.shut_down = True
         self.clear()
         self.starter.shutdown(wait=True)
+
+
+def _started(future: Future[SandboxProcess] | None) -> SandboxProcess | None:
+    """The sandbox a ready future started, or None when it failed or died while it waited."""
+    if future is None:
+        return None
+    try:
+        process = future.result()
+    except Exception:
+        return None
+    if not process.alive():
+        process.kill()
+        return None
+    return process
 
 
 def kill_started(future: Future[SandboxProcess]) -> None:
