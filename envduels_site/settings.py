@@ -242,6 +242,12 @@ ENVDUELS_BUILTIN_LATENCY_MS = env_int("ENVDUELS_BUILTIN_LATENCY_MS", 0, minimum=
 ENVDUELS_DUEL_RATE_PER_HOUR = env_int("ENVDUELS_DUEL_RATE_PER_HOUR", 30, minimum=1)
 # A running episode whose worker has not renewed its lease for this long is resumed elsewhere.
 ENVDUELS_LEASE_SECONDS = env_int("ENVDUELS_LEASE_SECONDS", 30, minimum=2)
+# Infrastructure faults (provider down after the retries, sandbox backend gone, database lost)
+# are never results: the work is resumed after a backoff (this many seconds, doubled per fault,
+# at most ..._MAX_SECONDS), up to ENVDUELS_INFRA_MAX_TRIES tries; then its duel ends failed.
+ENVDUELS_INFRA_MAX_TRIES = env_int("ENVDUELS_INFRA_MAX_TRIES", 5, minimum=1)
+ENVDUELS_INFRA_BACKOFF_SECONDS = env_int("ENVDUELS_INFRA_BACKOFF_SECONDS", 10, minimum=0)
+ENVDUELS_INFRA_BACKOFF_MAX_SECONDS = env_int("ENVDUELS_INFRA_BACKOFF_MAX_SECONDS", 300, minimum=0)
 # Per-episode budgets: an episode that spends more ends as failed with its own reason.
 ENVDUELS_EPISODE_TOKEN_BUDGET = env_int("ENVDUELS_EPISODE_TOKEN_BUDGET", 400_000, minimum=1)
 ENVDUELS_EPISODE_TIME_BUDGET_SECONDS = env_int(

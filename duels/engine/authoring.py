@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import F, Prefetch
 
-from duels.engine.costs import CostCapReached, completion_cost, cost_cap_check
+from duels.engine.costs import completion_cost, cost_cap_check
 from duels.engine.validation import environment_invalid_reason, environment_validate
 from duels.models import (
     Condition,
@@ -89,26 +89,25 @@ def _setter_call(
 def setter_answer(
     *, duel: Duel, player: Player, digests: list[str]
 ) -> tuple[prompts.SetterAnswer | None, str]:
-    """Ask the setter for an environment; one repair on a malformed answer, then forfeit."""
+    """Ask the setter for an environment; one repair on a malformed answer, then forfeit.
+
+    A PlayerError (the provider still failing after the player's retries) is an infrastructure
+    fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py).
+    """
     messages = prompts.setter_messages(digests=digests or None)
+    completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.SETTER,
+                              messages=messages)
     try:
-        completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.SETTER,
-                                  messages=messages)
-        try:
-            return prompts.parse_setter_answer(completion.text), ""
-        except prompts.SetterFormatError as first_error:
-            repair = [*messages, {"role": "assistant", "content": completion.text},
-                      prompts.repair_message(error=str(first_error))]
-            completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.REPAIR,
-                                      messages=repair)
-            try:
-                return prompts.parse_setter_answer(completion.text), ""
-            except prompts.SetterFormatError as second_error:
-                return None, f"malformed answer after one repair request: {second_error}"
-    except CostCapReached:
-        raise
-    except PlayerError as exc:
-        return None, f"setter model call failed: {exc}"
+        return prompts.parse_setter_answer(completion.text), ""
+    except prompts.SetterFormatError as first_error:
+        repair = [*messages, {"role": "assistant", "content": completion.text},
+                  prompts.repair_message(error=str(first_error))]
+    completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.REPAIR,
+                              messages=repair)
+    try:
+        return prompts.parse_setter_answer(completion.text), ""
+    except prompts.SetterFormatError as second_error:
+        return None, f"malformed answer after one repair request: {second_error}"
 
 
 def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSide:

@@ -186,11 +186,13 @@ def _duel_end(*, duel: Duel, status: str, reason: str) -> Duel:
             status=status, finished_at=timezone.now(), lease_owner="",
             lease_expires_at=None, error=reason,
         )
-        # Pending episodes, and running ones nobody holds (their worker stopped), end here;
-        # held ones end themselves after their current step.
+        # Pending episodes, and running ones nobody holds (their worker stopped, or they wait
+        # out an infrastructure fault's backoff), end here; held ones end themselves after
+        # their current step.
         now = timezone.now()
         Episode.objects.filter(duel=duel).filter(
             Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+            | Q(status=Status.RUNNING, lease_owner="")
         ).update(status=Status.CANCELLED, end_reason=EndReason.CANCELLED, finished_at=now,
                  lease_owner="", lease_expires_at=None)
     duel.refresh_from_db()

@@ -14,13 +14,23 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from duels.engine.authoring import duel_cost_cap_check
 from duels.engine.costs import CostCapReached, completion_cost
 from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready
+from duels.engine.duels import duel_fail
+from duels.engine.faults import (
+    INFRASTRUCTURE,
+    fault_describe,
+    fault_is_lasting,
+    fault_kind,
+    infra_gave_up_reason,
+    infra_max_tries,
+    infra_retry_at,
+)
 from duels.engine.leases import (
     LeaseLost,
     episode_claim,
@@ -30,8 +40,7 @@ from duels.engine.leases import (
 )
 from duels.models import Duel, EndReason, Episode, Status, Step, Tournament
 from duels.players import player_client, prompts
-from duels.players.base import PlayerError
-from sandbox_runner import SandboxError, open_sandbox
+from sandbox_runner import EnvCodeError, open_sandbox
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +56,7 @@ def episode_time_budget_seconds() -> float:
     return float(getattr(settings, "ENVDUELS_EPISODE_TIME_BUDGET_SECONDS", 1800))
 
 
-class ReplayMismatch(SandboxError):
+class ReplayMismatch(EnvCodeError):
     """Replaying the stored actions gave other observations: the environment is not
     deterministic in its seed."""
 
@@ -142,8 +151,9 @@ def _doorbell_ids(episode: Episode) -> dict[str, str | None]:
 
 
 def _cancelled(episode: Episode) -> bool:
+    """True once the duel was cancelled or failed (its other episodes stop at their next step)."""
     return bool(episode.duel_id) and Duel.objects.filter(
-        pk=episode.duel_id, status=Status.CANCELLED
+        pk=episode.duel_id, status__in=[Status.CANCELLED, Status.FAILED]
     ).exists()
 
 
@@ -263,12 +273,49 @@ def episode_run(
         except CostCapReached as exc:
             status, end_reason, success, message = (
                 Status.CANCELLED, EndReason.COST_CAP, None, str(exc))
-        except SandboxError as exc:
+        except Exception as exc:
+            kind = fault_kind(exc)
+            if kind is None:
+                raise
+            if kind == INFRASTRUCTURE:
+                return episode_infra_fault(episode=episode, owner=owner, error=exc)
+            # The environment's own fault: the episode ends, counted as not passed.
             status, end_reason, success, message = (
-                Status.FAILED, EndReason.SANDBOX_ERROR, None, f"{type(exc).__name__}: {exc}")
-        except PlayerError as exc:
-            status, end_reason, success, message = (
-                Status.FAILED, EndReason.PLAYER_ERROR, None, str(exc))
+                Status.FAILED, EndReason.ENV_ERROR, False, fault_describe(exc))
         episode_finish(episode=episode, owner=owner, status=status, end_reason=end_reason,
                        success=success, error=message)
     return Episode.objects.get(pk=episode.pk)
+
+
+def episode_infra_fault(*, episode: Episode, owner: str, error: BaseException) -> Episode:
+    """Hand a held episode back after an infrastructure fault, to be resumed from its stored
+    steps after a backoff; once it has no tries left (or the fault is lasting) end it and fail
+    its duel, unscored.
+
+    When even the database cannot be written, the lease simply runs out and another worker (or
+    this one) resumes the episode.
+    """
+    message = fault_describe(error)
+    try:
+        if isinstance(error, DatabaseError):
+            connection.close()  # a broken connection is replaced on the next query
+        faults = Episode.objects.values_list("infra_faults", flat=True).get(pk=episode.pk) + 1
+        if fault_is_lasting(error) or faults >= infra_max_tries():
+            Episode.objects.filter(pk=episode.pk).update(infra_faults=faults)
+            ended = episode_finish(episode=episode, owner=owner, status=Status.FAILED,
+                                   end_reason=EndReason.INFRA_ERROR, success=None, error=message)
+            if ended and episode.duel_id:
+                duel_fail(duel=episode.duel, reason=infra_gave_up_reason(
+                    what=f"episode {episode.uuid}", faults=faults, error=message))
+        else:
+            logger.warning("episode %s: infrastructure fault %d of %d, retrying: %s",
+                           episode.uuid, faults, infra_max_tries(), message)
+            Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner).update(
+                infra_faults=faults, error=message[:4000], lease_owner="",
+                lease_expires_at=infra_retry_at(faults=faults),
+            )
+        return Episode.objects.get(pk=episode.pk)
+    except DatabaseError:
+        logger.warning("episode %s: could not record an infrastructure fault (%s); its lease "
+                       "runs out and it is resumed", episode.uuid, message, exc_info=True)
+        return episode

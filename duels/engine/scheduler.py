@@ -22,6 +22,7 @@ from django.utils import timezone
 from duels.engine.costs import CostCapReached
 from duels.engine.duels import duel_author, duel_cancel, duel_fail, duel_finalize_if_complete
 from duels.engine.episodes import episode_run
+from duels.engine.faults import INFRASTRUCTURE, duel_authoring_infra_fault, fault_kind
 from duels.engine.leases import (
     claimable_authoring,
     claimable_episodes,
@@ -35,7 +36,7 @@ from duels.engine.tournaments import (
     tournament_start,
 )
 from duels.models import DONE_STATUSES, Duel, Episode, Status, Tournament
-from sandbox_runner import SandboxUnavailable
+from sandbox_runner import SandboxUnavailable, available_backends
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +95,9 @@ def _claim_authoring(scope: _Scope, owner: str, limit: int) -> int | None:
     with transaction.atomic():
         _lock_scope(scope)
         now = timezone.now()
-        if scope.duels().filter(status=Status.RUNNING, lease_expires_at__gte=now).count() >= limit:
+        # Work waiting out an infrastructure fault's backoff has no owner and takes no slot.
+        authoring = scope.duels().filter(status=Status.RUNNING, lease_expires_at__gte=now)
+        if authoring.exclude(lease_owner="").count() >= limit:
             return None
         candidates = scope.duels().filter(claimable_authoring(now=now))
         if scope.observe:
@@ -112,8 +115,8 @@ def _claim_episode(scope: _Scope, owner: str, limit: int) -> int | None:
     with transaction.atomic():
         _lock_scope(scope)
         now = timezone.now()
-        in_flight = scope.episodes().filter(status=Status.RUNNING,
-                                            lease_expires_at__gte=now).count()
+        in_flight = scope.episodes().filter(status=Status.RUNNING, lease_expires_at__gte=now
+                                            ).exclude(lease_owner="").count()
         if in_flight >= limit:
             return None
         candidates = (
@@ -184,9 +187,12 @@ class _Driver:
             error = future.exception()
             if isinstance(error, CostCapReached) and kind == "duel":
                 duel_cancel(duel=Duel.objects.get(pk=object_id), reason=str(error))
-            elif isinstance(error, SandboxUnavailable) and kind == "duel":
+            elif (isinstance(error, SandboxUnavailable) and kind == "duel"
+                  and not available_backends()):
                 # No sandbox works on this machine: retrying cannot help, so say so and stop.
                 duel_fail(duel=Duel.objects.get(pk=object_id), reason=str(error))
+            elif kind == "duel" and fault_kind(error) == INFRASTRUCTURE:
+                duel_authoring_infra_fault(duel_id=object_id, owner=self.owner, error=error)
             elif error is not None:
                 # The lease runs out and another driver (or this one) resumes the work.
                 logger.error("%s %s stopped with an error", kind, object_id, exc_info=error)

@@ -87,8 +87,11 @@ def duel_drive_in_worker(*, duel_uuid: str) -> str:
 def _unattended(*, episodes: Q, duels: Q) -> bool:
     """True when work in this scope is claimable and nobody holds a live lease on any of it."""
     now = timezone.now()
+    # Work waiting out an infrastructure fault's backoff has a future lease but no owner.
     live = (Episode.objects.filter(episodes, status=Status.RUNNING, lease_expires_at__gte=now)
-            .exists() or Duel.objects.filter(duels, lease_expires_at__gte=now).exists())
+            .exclude(lease_owner="").exists()
+            or Duel.objects.filter(duels, lease_expires_at__gte=now).exclude(lease_owner="")
+            .exists())
     if live:
         # Someone is working here; they resume expired work themselves within seconds.
         return Episode.objects.filter(episodes, status=Status.RUNNING,

@@ -113,9 +113,11 @@ def call_with_retries(
         except TransientError as error:
             tries = retries + 1
             if retries >= policy.max_retries:
+                # Still retryable: the engine treats it as an infrastructure fault and tries
+                # the whole step again later (duels/engine/faults.py).
                 raise PlayerError(
                     f"{error} (gave up after {tries} {'try' if tries == 1 else 'tries'})",
-                    status=error.status,
+                    status=error.status, retryable=True,
                 ) from None
             retries += 1
             delay = policy.backoff_s(retries)
@@ -125,7 +127,7 @@ def call_with_retries(
                         f"{error}; the server asks to wait {error.retry_after_s:.0f} s, "
                         f"longer than this player waits (params.retry_after_max_s = "
                         f"{policy.retry_after_max_s:g} s)",
-                        status=error.status,
+                        status=error.status, retryable=True,
                     ) from None
                 delay = error.retry_after_s
             logger.warning(

@@ -90,26 +90,30 @@ def test_replay_that_disagrees_with_stored_steps_fails_the_episode(make):
         lease_expires_at=timezone.now() - timedelta(seconds=1))
     episode = episode_run(episode=episode)
     assert episode.status == Status.FAILED
-    assert episode.end_reason == EndReason.SANDBOX_ERROR
+    assert episode.end_reason == EndReason.ENV_ERROR
     assert "resumed" in episode.error
 
 
-def test_environment_errors_end_the_episode_as_a_sandbox_error(make):
+def test_environment_errors_end_the_episode_as_an_environment_fault(make):
     environment = make.environment(source=CRASHING_SOURCE)
     episode = episode_run(episode=make.episode(status=Status.PENDING, success=None,
                                                environment=environment))
     assert episode.status == Status.FAILED
-    assert episode.end_reason == EndReason.SANDBOX_ERROR
+    assert episode.end_reason == EndReason.ENV_ERROR
+    assert episode.success is False  # the setter's fault: counted as not passed
+    assert episode.infra_faults == 0
     assert "boom" in episode.error
     assert _indices(episode) == [0]
 
 
-def test_a_broken_player_ends_the_episode_as_a_player_error(make):
+def test_a_misconfigured_player_ends_the_episode_as_an_infrastructure_fault_at_once(make):
     solver = make.player(params={"solver_skill": "telepathy"})
     episode = episode_run(episode=make.episode(status=Status.PENDING, success=None,
                                                solver=solver))
+    # Waiting cannot fix a configuration error: no retries, and it is not a result.
     assert episode.status == Status.FAILED
-    assert episode.end_reason == EndReason.PLAYER_ERROR
+    assert episode.end_reason == EndReason.INFRA_ERROR
+    assert episode.success is None
     assert "solver_skill" in episode.error
 
 
