@@ -29,7 +29,7 @@ class Environment:
                     "done": False, "success": False, "reward": 0.0}
         guess = [int(w) for w in words[1:]]
         self.tries += 1
-        right = sum(g == c for g, c in zip(guess, self.code))
+        right = sum(guess[i] == self.code[i] for i in range(3))
         if right == 3:
             return {"observation": f"Click. The lock opens after {self.tries} tries.",
                     "done": True, "success": True, "reward": 1.0}
