@@ -1,0 +1,320 @@
+"""Joint item-response model: solver ability, environment difficulty and the hint's effect.
+
+    P(success | solver i, environment j, hinted h) = σ(θ_i − b_j + h·γ_j)
+
+θ_i is the solver's ability, b_j the environment's difficulty and γ_j the hint's effect, all on
+the logit scale; γ may come out negative (a misleading hint). Episodes are first aggregated into
+(solver, environment, hinted) cells of passes and trials, so the cost of a fit grows with the
+number of cells, not episodes.
+
+Estimation is regularised maximum likelihood (a maximum a posteriori fit): weak Gaussian priors
+θ ~ N(0, 3²), b ~ N(0, 2.5²), γ ~ N(0, 2.5²) keep environments (and solvers) with all-pass or
+all-fail results finite while moving well-measured ones very little. Newton's method with a
+backtracking line search solves it exactly: the Hessian's environment block is 2×2 per environment,
+so each step only solves a solver-by-solver system (the Schur complement). The scale's origin is
+fixed by reporting θ − mean θ (and b − mean θ); the likelihood does not change under that shift.
+
+`irt_laplace` gives the normal (Laplace) approximation of each environment's b and γ from the
+inverse Hessian, including the uncertainty of the abilities they are measured against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit, log_expit
+
+from duels.analytics.data import EpisodeRecord
+
+PRIOR_SD_ABILITY = 3.0
+PRIOR_SD_DIFFICULTY = 2.5
+PRIOR_SD_HINT = 2.5
+
+
+@dataclass(frozen=True)
+class IrtCells:
+    """Episodes aggregated by (solver, environment, hinted), plus each episode's cell."""
+
+    solvers: list[str]
+    environments: list[str]
+    solver: np.ndarray  # per cell: solver index
+    environment: np.ndarray  # per cell: environment index
+    hinted: np.ndarray  # per cell: 1.0 hinted, 0.0 unhinted
+    successes: np.ndarray
+    trials: np.ndarray
+    episode_cell: np.ndarray  # per episode: its cell (cross-validation splits episodes)
+    episode_success: np.ndarray
+
+    @property
+    def episodes(self) -> int:
+        return int(self.trials.sum())
+
+
+def irt_cells(episodes: Sequence[EpisodeRecord]) -> IrtCells | None:
+    """Aggregate episodes into cells; None when there are none."""
+    if not episodes:
+        return None
+    solver_index: dict[str, int] = {}
+    environment_index: dict[str, int] = {}
+    count = len(episodes)
+    solver = np.fromiter((solver_index.setdefault(e.solver, len(solver_index))
+                          for e in episodes), dtype=np.int64, count=count)
+    environment = np.fromiter((environment_index.setdefault(e.environment, len(environment_index))
+                               for e in episodes), dtype=np.int64, count=count)
+    hinted = np.fromiter((e.hinted for e in episodes), dtype=np.int64, count=count)
+    success = np.fromiter((e.success for e in episodes), dtype=np.float64, count=count)
+    code = (environment * len(solver_index) + solver) * 2 + hinted
+    codes, episode_cell = np.unique(code, return_inverse=True)
+    return IrtCells(
+        solvers=list(solver_index),
+        environments=list(environment_index),
+        solver=(codes // 2) % len(solver_index),
+        environment=codes // 2 // len(solver_index),
+        hinted=(codes % 2).astype(np.float64),
+        successes=np.bincount(episode_cell, weights=success, minlength=len(codes)),
+        trials=np.bincount(episode_cell, minlength=len(codes)).astype(np.float64),
+        episode_cell=episode_cell,
+        episode_success=success,
+    )
+
+
+class _Pairs:
+    """The solver × environment blocks of the Hessian as (solver, environment) pairs.
+
+    Pure numpy (bincount) instead of dense or sparse matrix products: linear in the data and
+    free of BLAS threads, which contend badly on a busy machine.
+    """
+
+    def __init__(self, cells: IrtCells) -> None:
+        solvers, environments = len(cells.solvers), len(cells.environments)
+        self.solvers, self.environments = solvers, environments
+        codes, self.of_cell = np.unique(cells.solver * environments + cells.environment,
+                                        return_inverse=True)
+        self.count = len(codes)
+        self.solver, self.environment = codes // environments, codes % environments
+        # Every ordered couple of pairs on the same environment: the terms of B·D⁻¹·Bᵀ.
+        order = np.argsort(self.environment, kind="stable")
+        grouped = self.environment[order]
+        starts = np.searchsorted(grouped, grouped, side="left")
+        sizes = np.searchsorted(grouped, grouped, side="right") - starts
+        left = np.repeat(np.arange(self.count), sizes)
+        offset = np.arange(len(left)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        self.left, self.right = order[left], order[starts[left] + offset]
+        self.couple_environment = self.environment[self.left]
+        self.couple_target = self.solver[self.left] * solvers + self.solver[self.right]
+
+    def values(self, per_cell: np.ndarray) -> np.ndarray:
+        return np.bincount(self.of_cell, weights=per_cell, minlength=self.count)
+
+    def to_solvers(self, per_pair: np.ndarray, per_environment: np.ndarray) -> np.ndarray:
+        """B·v: sum over each solver's pairs of the pair value times its environment's v."""
+        return np.bincount(self.solver, weights=per_pair * per_environment[self.environment],
+                           minlength=self.solvers)
+
+    def to_environments(self, per_pair: np.ndarray, per_solver: np.ndarray) -> np.ndarray:
+        """Bᵀ·v: sum over each environment's pairs of the pair value times its solver's v."""
+        return np.bincount(self.environment, weights=per_pair * per_solver[self.solver],
+                           minlength=self.environments)
+
+    def quadratic(self, first: np.ndarray, middle: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """Σ_j first_j·middle_j·second_jᵀ over environments: a solvers × solvers matrix."""
+        terms = first[self.left] * middle[self.couple_environment] * second[self.right]
+        return np.bincount(self.couple_target, weights=terms,
+                           minlength=self.solvers**2).reshape(self.solvers, self.solvers)
+
+    def per_environment(self, first: np.ndarray, solver_matrix: np.ndarray,
+                        second: np.ndarray) -> np.ndarray:
+        """For each environment j: first_jᵀ·M·second_j, with first_j, second_j its pair values."""
+        terms = first[self.left] * solver_matrix[self.solver[self.left],
+                                                 self.solver[self.right]] * second[self.right]
+        return np.bincount(self.couple_environment, weights=terms, minlength=self.environments)
+
+
+@dataclass
+class IrtParameters:
+    """Raw (not yet centred) estimates: θ per solver, b and γ per environment."""
+
+    theta: np.ndarray
+    difficulty: np.ndarray
+    hint_effect: np.ndarray
+
+    def copy(self) -> IrtParameters:
+        return IrtParameters(self.theta.copy(), self.difficulty.copy(), self.hint_effect.copy())
+
+    def centred(self) -> IrtParameters:
+        """θ − mean θ and b − mean θ: the reported scale (mean ability 0)."""
+        shift = self.theta.mean() if len(self.theta) else 0.0
+        return IrtParameters(self.theta - shift, self.difficulty - shift, self.hint_effect.copy())
+
+
+@dataclass(frozen=True)
+class IrtFit:
+    parameters: IrtParameters
+    iterations: int
+    log_likelihood: float  # of the data (Bernoulli per episode), without the priors
+
+
+class IrtProblem:
+    """One fit's data: cells, optional per-cell counts (folds) and per-environment weights.
+
+    `environment_weight[j]` multiplies environment j's cells and prior: drawing an environment
+    twice in a bootstrap resample counts its data, and its own prior, twice.
+    """
+
+    def __init__(self, cells: IrtCells, *, successes: np.ndarray | None = None,
+                 trials: np.ndarray | None = None,
+                 environment_weight: np.ndarray | None = None, pairs: _Pairs | None = None):
+        self.cells = cells
+        self.pairs = pairs or _Pairs(cells)
+        successes = cells.successes if successes is None else successes
+        trials = cells.trials if trials is None else trials
+        weight = (np.ones(len(cells.environments)) if environment_weight is None
+                  else environment_weight)
+        per_cell = weight[cells.environment]
+        self.successes = successes * per_cell
+        self.trials = trials * per_cell
+        # An environment left out of a resample keeps its prior only, so it stays at 0.
+        prior_weight = np.where(weight > 0, weight, 1.0)
+        self.prior_ability = 1 / PRIOR_SD_ABILITY**2
+        self.prior_difficulty = prior_weight / PRIOR_SD_DIFFICULTY**2
+        self.prior_hint = prior_weight / PRIOR_SD_HINT**2
+
+    def logits(self, x: IrtParameters) -> np.ndarray:
+        c = self.cells
+        return x.theta[c.solver] - x.difficulty[c.environment] + c.hinted * x.hint_effect[
+            c.environment]
+
+    def log_likelihood(self, x: IrtParameters) -> float:
+        eta = self.logits(x)
+        # s·log σ(η) + (n − s)·log σ(−η), using log σ(−η) = log σ(η) − η.
+        return float(np.sum(self.trials * log_expit(eta) - (self.trials - self.successes) * eta))
+
+    def log_posterior(self, x: IrtParameters) -> float:
+        return self.log_likelihood(x) - 0.5 * (
+            self.prior_ability * np.sum(x.theta**2)
+            + np.sum(self.prior_difficulty * x.difficulty**2)
+            + np.sum(self.prior_hint * x.hint_effect**2)
+        )
+
+    def curvature(self, x: IrtParameters) -> _Curvature:
+        """Gradient of the log posterior and the pieces of its negative Hessian."""
+        c = self.cells
+        solvers, environments = len(c.solvers), len(c.environments)
+        p = expit(self.logits(x))
+        residual = self.successes - self.trials * p
+        weight = self.trials * p * (1 - p)
+        hinted_weight = c.hinted * weight
+        env_weight = np.bincount(c.environment, weights=weight, minlength=environments)
+        env_hinted = np.bincount(c.environment, weights=hinted_weight, minlength=environments)
+        return _Curvature(
+            grad_theta=np.bincount(c.solver, weights=residual, minlength=solvers)
+            - self.prior_ability * x.theta,
+            grad_difficulty=-np.bincount(c.environment, weights=residual, minlength=environments)
+            - self.prior_difficulty * x.difficulty,
+            grad_hint=np.bincount(c.environment, weights=c.hinted * residual,
+                                  minlength=environments) - self.prior_hint * x.hint_effect,
+            ability=np.bincount(c.solver, weights=weight, minlength=solvers)
+            + self.prior_ability,
+            d_bb=env_weight + self.prior_difficulty,
+            d_bg=-env_hinted,
+            d_gg=env_hinted + self.prior_hint,
+            cross_b=self.pairs.values(-weight),
+            cross_g=self.pairs.values(hinted_weight),
+            pairs=self.pairs,
+        )
+
+
+@dataclass
+class _Curvature:
+    grad_theta: np.ndarray
+    grad_difficulty: np.ndarray
+    grad_hint: np.ndarray
+    ability: np.ndarray  # diagonal of the θθ block
+    d_bb: np.ndarray  # the 2×2 (b_j, γ_j) blocks
+    d_bg: np.ndarray
+    d_gg: np.ndarray
+    cross_b: np.ndarray  # θ × b block, one value per (solver, environment) pair
+    cross_g: np.ndarray  # θ × γ block
+    pairs: _Pairs
+
+    def inverse_blocks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Entries (q11, q12, q22) of each environment's inverted 2×2 block."""
+        determinant = self.d_bb * self.d_gg - self.d_bg**2
+        return self.d_gg / determinant, -self.d_bg / determinant, self.d_bb / determinant
+
+    def schur(self, q11: np.ndarray, q12: np.ndarray, q22: np.ndarray) -> np.ndarray:
+        """The θθ block minus B D⁻¹ Bᵀ: the abilities' precision with b and γ profiled out."""
+        b, g, pairs = self.cross_b, self.cross_g, self.pairs
+        mixed = pairs.quadratic(b, q12, g)
+        reduction = pairs.quadratic(b, q11, b) + mixed + mixed.T + pairs.quadratic(g, q22, g)
+        return np.diag(self.ability) - reduction
+
+    def newton_step(self) -> IrtParameters:
+        q11, q12, q22 = self.inverse_blocks()
+        schur = self.schur(q11, q12, q22)
+        reduced_b = q11 * self.grad_difficulty + q12 * self.grad_hint
+        reduced_g = q12 * self.grad_difficulty + q22 * self.grad_hint
+        pairs = self.pairs
+        rhs = (self.grad_theta - pairs.to_solvers(self.cross_b, reduced_b)
+               - pairs.to_solvers(self.cross_g, reduced_g))
+        d_theta = np.linalg.solve(schur, rhs) if len(rhs) else rhs
+        rest_b = self.grad_difficulty - pairs.to_environments(self.cross_b, d_theta)
+        rest_g = self.grad_hint - pairs.to_environments(self.cross_g, d_theta)
+        return IrtParameters(d_theta, q11 * rest_b + q12 * rest_g, q12 * rest_b + q22 * rest_g)
+
+
+def irt_start(cells: IrtCells) -> IrtParameters:
+    return IrtParameters(np.zeros(len(cells.solvers)), np.zeros(len(cells.environments)),
+                         np.zeros(len(cells.environments)))
+
+
+def irt_fit(problem: IrtProblem, *, start: IrtParameters | None = None,
+            tolerance: float = 1e-7, max_iterations: int = 100) -> IrtFit:
+    """The maximum a posteriori estimates by damped Newton steps (the posterior is concave)."""
+    x = (start or irt_start(problem.cells)).copy()
+    value = problem.log_posterior(x)
+    iterations = 0
+    for iterations in range(1, max_iterations + 1):  # noqa: B007 - reported below
+        step = problem.curvature(x).newton_step()
+        size = max(np.max(np.abs(step.theta), initial=0.0),
+                   np.max(np.abs(step.difficulty), initial=0.0),
+                   np.max(np.abs(step.hint_effect), initial=0.0))
+        scale = 1.0
+        while True:
+            trial = IrtParameters(x.theta + scale * step.theta,
+                                  x.difficulty + scale * step.difficulty,
+                                  x.hint_effect + scale * step.hint_effect)
+            trial_value = problem.log_posterior(trial)
+            if trial_value >= value - 1e-9 * abs(value) or scale < 1e-6:
+                break
+            scale /= 2
+        x, value = trial, trial_value
+        if size * scale < tolerance:
+            break
+    return IrtFit(parameters=x, iterations=iterations,
+                  log_likelihood=problem.log_likelihood(x))
+
+
+def irt_laplace(problem: IrtProblem, x: IrtParameters) -> tuple[np.ndarray, np.ndarray]:
+    """Standard errors of centred b (b − mean θ) and of γ from the inverse Hessian at `x`."""
+    curvature = problem.curvature(x)
+    q11, q12, q22 = curvature.inverse_blocks()
+    solvers = len(x.theta)
+    if solvers == 0:
+        return np.sqrt(q11), np.sqrt(q22)
+    ability_cov = np.linalg.inv(curvature.schur(q11, q12, q22))
+    pairs, b, g = curvature.pairs, curvature.cross_b, curvature.cross_g
+    # Environment j's row of D⁻¹Bᵀ for b_j (m_b) and γ_j (m_g), one value per pair: how the
+    # estimate moves with the abilities it is measured against.
+    m_b = b * q11[pairs.environment] + g * q12[pairs.environment]
+    m_g = b * q12[pairs.environment] + g * q22[pairs.environment]
+    var_b = q11 + pairs.per_environment(m_b, ability_cov, m_b)
+    var_g = q22 + pairs.per_environment(m_g, ability_cov, m_g)
+    # Centring: Var(b − θ̄) = Var(b) − 2 Cov(b, θ̄) + Var(θ̄), with Cov(θ, b_j) = −Σ m_bjᵀ.
+    mean_weights = np.full(solvers, 1 / solvers)
+    towards_mean = ability_cov @ mean_weights
+    var_centred = (var_b + 2 * pairs.to_environments(m_b, towards_mean)
+                   + mean_weights @ towards_mean)
+    return np.sqrt(np.maximum(var_centred, 0)), np.sqrt(np.maximum(var_g, 0))

@@ -1,0 +1,297 @@
+"""Solve and Author ratings, environment difficulty and hint effect from the joint model.
+
+Solve rating: the solver's ability θ (mean 0), shown as 1000 + 173.7·θ, the Elo-like scale of
+the duel ratings: 400 points more means ten times the odds of passing the same environment.
+
+Author rating: for each environment j its *field setter score* S_j, the expected setter score
+p_h·(1 − p_u) of the environment against every fitted solver except its author, equally weighted,
+under the fitted θ, b and γ (p_u = σ(θ − b), p_h = σ(θ − b + γ)). It is the probability that a
+solver of the field fails without the hint and passes with it, so it rewards environments that are
+hard *and* learnable, not merely hard. An author's score is the mean S_j of its environments played
+in both conditions; its Author rating is 1000 + 173.7·(logit score − mean logit score over
+authors), the same scale as the Solve rating: 400 points means ten times the odds.
+
+Intervals. θ and the Author rating: bootstrap over environments, stratified by author (each
+resample redraws every author's environments with replacement and refits the whole model, warm
+started at the full fit; environment j drawn k times weighs its data and prior k times). Solvers
+that met fewer than three environments, and authors with fewer than three, get no interval.
+Difficulty b and hint effect γ: normal (Laplace) approximation from the inverse Hessian, which
+includes the uncertainty of the abilities; resampling environments cannot measure a single
+environment's own sampling noise. Held-out accuracy: 5-fold cross-validation over episodes, each
+held-out episode predicted to pass when its fitted probability exceeds ½.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import expit, logit
+
+from duels.analytics.data import EnvironmentRecord, EpisodeRecord
+from duels.analytics.divergence import kendall_tau_rows
+from duels.analytics.intervals import Z95, percentile_interval
+from duels.analytics.irt import (
+    IrtCells,
+    IrtParameters,
+    IrtProblem,
+    irt_cells,
+    irt_fit,
+    irt_laplace,
+)
+
+SCALE = 400 / math.log(10)
+ANCHOR = 1000.0
+FOLDS = 5
+MIN_ENVIRONMENTS_FOR_INTERVAL = 3
+# Bootstrap refits start at the full fit and need only this precision (logits).
+BOOTSTRAP_TOLERANCE = 1e-4
+
+PUBLIC_KEYS = {
+    "solvers": ("player", "theta", "low", "high"),
+    "authors": ("player", "rating", "low", "high"),
+    "environments": ("uuid", "difficulty", "d_low", "d_high", "hint_effect", "h_low", "h_high",
+                     "n"),
+    "fit": ("log_likelihood", "episodes", "held_out_accuracy"),
+}
+
+
+def to_scale(theta: np.ndarray | float) -> np.ndarray | float:
+    """Logits (mean 0) on the 1000-anchored rating scale of the duel ratings."""
+    return ANCHOR + SCALE * theta
+
+
+class _Authorship:
+    """Which environments count for which author, and how to score them against the field."""
+
+    def __init__(self, cells: IrtCells, environments: Sequence[EnvironmentRecord]) -> None:
+        author_of = {env.uuid: env.author for env in environments}
+        names = [author_of.get(uuid) for uuid in cells.environments]
+        self.authors = sorted({name for name in names if name})
+        index = {name: k for k, name in enumerate(self.authors)}
+        self.author = np.array([index[n] if n else -1 for n in names], dtype=np.int64)
+        solver_index = {name: i for i, name in enumerate(cells.solvers)}
+        self.author_solver = np.array([solver_index.get(n, -1) if n else -1 for n in names],
+                                      dtype=np.int64)
+        trials_by = np.zeros((len(names), 2))
+        np.add.at(trials_by, (cells.environment, cells.hinted.astype(int)), cells.trials)
+        self.unhinted_trials, self.hinted_trials = trials_by[:, 0], trials_by[:, 1]
+        self.scored = (self.unhinted_trials > 0) & (self.hinted_trials > 0)
+
+    def field_scores(self, x: IrtParameters, chosen: np.ndarray) -> np.ndarray:
+        """S_j for the environments in `chosen` (indices); the author sits out of its own field."""
+        b = x.difficulty[chosen][:, None]
+        unhinted = expit(x.theta[None, :] - b)
+        hinted = expit(x.theta[None, :] - b + x.hint_effect[chosen][:, None])
+        score = hinted * (1 - unhinted)
+        total = score.sum(axis=1)
+        own_solver = self.author_solver[chosen]
+        in_field = own_solver >= 0
+        own = np.where(in_field, score[np.arange(len(chosen)), np.maximum(own_solver, 0)], 0.0)
+        field = len(x.theta) - in_field
+        return np.where(field > 0, (total - own) / np.maximum(field, 1),
+                        total / max(len(x.theta), 1))
+
+    def ratings(self, scores: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each author's mean field setter score (weighted) and its Author rating."""
+        usable = self.scored & (self.author >= 0) & (weight > 0)
+        count = len(self.authors)
+        total = np.bincount(self.author[usable], weights=(weight * scores)[usable],
+                            minlength=count)
+        mass = np.bincount(self.author[usable], weights=weight[usable], minlength=count)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(mass > 0, total / mass, np.nan)
+        logits = logit(np.clip(mean, 1e-6, 1 - 1e-6))
+        finite = np.isfinite(mean)
+        centre = logits[finite].mean() if finite.any() else 0.0
+        return mean, np.where(finite, to_scale(logits - centre), np.nan)
+
+
+def _stratified_weights(rng: np.random.Generator, strata: np.ndarray) -> np.ndarray:
+    """How often each environment is drawn when every stratum is redrawn with replacement."""
+    order = np.argsort(strata, kind="stable")
+    grouped = strata[order]
+    starts = np.searchsorted(grouped, grouped, side="left")
+    sizes = np.searchsorted(grouped, grouped, side="right") - starts
+    picks = order[starts + np.floor(rng.random(len(order)) * sizes).astype(np.int64)]
+    return np.bincount(picks, minlength=len(strata)).astype(np.float64)
+
+
+def _bootstrap(problem: IrtProblem, start: IrtParameters, authorship: _Authorship,
+               resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Resampled centred θ (resamples × solvers) and Author ratings (resamples × authors)."""
+    cells = problem.cells
+    rng = np.random.default_rng(seed)
+    theta = np.full((resamples, len(cells.solvers)), np.nan)
+    author = np.full((resamples, len(authorship.authors)), np.nan)
+    for r in range(resamples):
+        weight = _stratified_weights(rng, authorship.author)
+        resample = IrtProblem(cells, environment_weight=weight, pairs=problem.pairs)
+        x = irt_fit(resample, start=start, tolerance=BOOTSTRAP_TOLERANCE,
+                    max_iterations=20).parameters.centred()
+        played = np.bincount(cells.solver, weights=resample.trials,
+                             minlength=len(cells.solvers)) > 0
+        theta[r] = np.where(played, x.theta, np.nan)
+        chosen = np.flatnonzero((weight > 0) & authorship.scored)
+        scores = np.zeros(len(cells.environments))
+        scores[chosen] = authorship.field_scores(x, chosen)
+        author[r] = authorship.ratings(scores, weight)[1]
+    return theta, author
+
+
+def _held_out_accuracy(problem: IrtProblem, start: IrtParameters,
+                       seed: int) -> tuple[float, float] | None:
+    """Cross-validated accuracy over episodes, and the majority-class baseline's."""
+    cells = problem.cells
+    count = len(cells.episode_cell)
+    if count < 4 * FOLDS:
+        return None
+    fold = np.random.default_rng(seed).permutation(count) % FOLDS
+    code = cells.episode_cell * FOLDS + fold
+    size = len(cells.trials) * FOLDS
+    fold_pass = np.bincount(code, weights=cells.episode_success, minlength=size).reshape(-1, FOLDS)
+    fold_trials = np.bincount(code, minlength=size).reshape(-1, FOLDS).astype(np.float64)
+    correct = baseline = 0.0
+    for f in range(FOLDS):
+        train = IrtProblem(cells, successes=cells.successes - fold_pass[:, f],
+                           trials=cells.trials - fold_trials[:, f], pairs=problem.pairs)
+        x = irt_fit(train, start=start, tolerance=1e-6).parameters
+        p = expit(train.logits(x))
+        held_pass, held_trials = fold_pass[:, f], fold_trials[:, f]
+        correct += np.sum(np.where(p > 0.5, held_pass, np.where(
+            p < 0.5, held_trials - held_pass, held_trials / 2)))
+        train_rate = train.successes.sum() / max(train.trials.sum(), 1)
+        baseline += held_pass.sum() if train_rate >= 0.5 else (held_trials - held_pass).sum()
+    return correct / count, baseline / count
+
+
+def _divergence(solvers: list[str], theta: np.ndarray, theta_boot: np.ndarray,
+                authors: list[str], rating: np.ndarray, author_boot: np.ndarray) -> dict | None:
+    """Kendall τ between Solve and Author ratings of players rated in both roles."""
+    common = [name for name in solvers if name in set(authors)]
+    finite = [name for name in common if np.isfinite(rating[authors.index(name)])]
+    if len(finite) < 2:
+        return None
+    s_index = [solvers.index(name) for name in finite]
+    a_index = [authors.index(name) for name in finite]
+    tau = float(kendall_tau_rows(theta[s_index], rating[a_index])[0])
+    boot_s, boot_a = theta_boot[:, s_index], author_boot[:, a_index]
+    boot_tau = kendall_tau_rows(boot_s, boot_a)
+    low, high = percentile_interval(boot_tau[:, None])
+    top_s = np.argmax(np.where(np.isfinite(boot_s), boot_s, -np.inf), axis=1)
+    top_a = np.argmax(np.where(np.isfinite(boot_a), boot_a, -np.inf), axis=1)
+    return {
+        "kendall_tau": tau, "low": float(low[0]), "high": float(high[0]),
+        "p_top_differs": float(np.mean(top_s != top_a)) if len(top_s) else None,
+        "top_solver": finite[int(np.argmax(theta[s_index]))],
+        "top_author": finite[int(np.argmax(rating[a_index]))],
+        "players": len(finite),
+    }
+
+
+def _interval_if(enough: np.ndarray, low: np.ndarray,
+                 high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The interval where there is enough data for one, NaN (unknown) elsewhere."""
+    return np.where(enough, low, np.nan), np.where(enough, high, np.nan)
+
+
+def irt_compute(
+    *,
+    episodes: Sequence[EpisodeRecord],
+    environments: Sequence[EnvironmentRecord],
+    resamples: int = 200,
+    seed: int = 0,
+) -> dict | None:
+    """Every figure of the joint model; None when there are no finished episodes."""
+    cells = irt_cells(episodes)
+    if cells is None:
+        return None
+    problem = IrtProblem(cells)
+    fit = irt_fit(problem)
+    x = fit.parameters.centred()
+    se_difficulty, se_hint = irt_laplace(problem, fit.parameters)
+    authorship = _Authorship(cells, environments)
+    chosen = np.flatnonzero(authorship.scored)
+    field_score = np.full(len(cells.environments), np.nan)
+    field_score[chosen] = authorship.field_scores(x, chosen)
+    ones = np.ones(len(cells.environments))
+    author_score, author_rating = authorship.ratings(np.nan_to_num(field_score), ones)
+    theta_boot, author_boot = _bootstrap(problem, fit.parameters, authorship, resamples, seed)
+
+    met = np.zeros((len(cells.solvers), len(cells.environments)), dtype=bool)
+    met[cells.solver, cells.environment] = True
+    theta_low, theta_high = _interval_if(met.sum(axis=1) >= MIN_ENVIRONMENTS_FOR_INTERVAL,
+                                         *percentile_interval(theta_boot))
+    written = np.bincount(authorship.author[authorship.scored & (authorship.author >= 0)],
+                          minlength=len(authorship.authors))
+    author_low, author_high = _interval_if(written >= MIN_ENVIRONMENTS_FOR_INTERVAL,
+                                           *percentile_interval(author_boot))
+
+    solver_episodes = np.bincount(cells.solver, weights=cells.trials, minlength=len(cells.solvers))
+    solvers = [
+        {"player": name, "theta": x.theta[i], "low": theta_low[i], "high": theta_high[i],
+         "rating": to_scale(x.theta[i]), "rating_low": to_scale(theta_low[i]),
+         "rating_high": to_scale(theta_high[i]), "episodes": int(solver_episodes[i]),
+         "environments": int(met[i].sum())}
+        for i, name in enumerate(cells.solvers)
+    ]
+    solvers.sort(key=lambda row: (-row["theta"], row["player"]))
+    authors = [
+        {"player": name, "rating": author_rating[k], "low": author_low[k],
+         "high": author_high[k], "setter_score": author_score[k],
+         "environments": int(written[k])}
+        for k, name in enumerate(authorship.authors) if written[k]
+    ]
+    authors.sort(key=lambda row: (-row["rating"], row["player"]))
+
+    has_unhinted = authorship.unhinted_trials > 0
+    rows = []
+    for j, uuid in enumerate(cells.environments):
+        difficulty = x.difficulty[j] if has_unhinted[j] else None
+        hint = x.hint_effect[j] if authorship.scored[j] else None
+        rows.append({
+            "uuid": uuid,
+            "difficulty": difficulty,
+            "d_low": None if difficulty is None else difficulty - Z95 * se_difficulty[j],
+            "d_high": None if difficulty is None else difficulty + Z95 * se_difficulty[j],
+            "hint_effect": hint,
+            "h_low": None if hint is None else hint - Z95 * se_hint[j],
+            "h_high": None if hint is None else hint + Z95 * se_hint[j],
+            "n": int(authorship.unhinted_trials[j] + authorship.hinted_trials[j]),
+            "field_setter_score": field_score[j],
+        })
+    rows.sort(key=lambda row: (row["difficulty"] is None, -(row["difficulty"] or 0.0),
+                               row["uuid"]))
+    accuracy = _held_out_accuracy(problem, fit.parameters, seed)
+    return {
+        "solvers": solvers,
+        "authors": authors,
+        "environments": rows,
+        "fit": {
+            "log_likelihood": fit.log_likelihood,
+            "episodes": cells.episodes,
+            "held_out_accuracy": accuracy[0] if accuracy else None,
+            "held_out_baseline": accuracy[1] if accuracy else None,
+            "folds": FOLDS,
+            "solvers": len(cells.solvers),
+            "environments": len(cells.environments),
+            "resamples": resamples,
+            "iterations": fit.iterations,
+        },
+        "divergence": _divergence(cells.solvers, x.theta, theta_boot, authorship.authors,
+                                  author_rating, author_boot),
+    }
+
+
+def irt_public(irt: dict | None) -> dict | None:
+    """Only the documented keys of `irt`, for `manage.py analytics --json`."""
+    if irt is None:
+        return None
+    return {
+        "solvers": [{key: row[key] for key in PUBLIC_KEYS["solvers"]} for row in irt["solvers"]],
+        "authors": [{key: row[key] for key in PUBLIC_KEYS["authors"]} for row in irt["authors"]],
+        "environments": [{key: row[key] for key in PUBLIC_KEYS["environments"]}
+                         for row in irt["environments"]],
+        "fit": {key: irt["fit"][key] for key in PUBLIC_KEYS["fit"]},
+    }
