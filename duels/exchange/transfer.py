@@ -1,19 +1,27 @@
 """Transfer results from CSV: learner, environment (uuid, optional), author (player, optional),
 benchmark, before, after. Every row is checked first; then all are written in one transaction.
 A row identical to a stored result is skipped, so re-importing a file adds nothing.
+
+The file's format is in docs/exchange-format.md ("Transfer results"). A stored row counts towards
+the transfer figure only when the learner solved that environment (or that author's
+environments) both without and with the hint; the report says which rows count and why the
+others do not.
 """
 
 from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import TextIO
 from uuid import UUID
 
 from django.db import transaction
+from django.db.models import Q
 
-from duels.models import Environment, Player, TransferResult
+from duels.engine.queue import analytics_data_changed
+from duels.models import Condition, Environment, Episode, Player, Status, TransferResult
 
 COLUMNS = ("learner", "environment", "author", "benchmark", "before", "after")
 
@@ -26,10 +34,47 @@ class TransferImportError(Exception):
         self.line = line
 
 
+NEVER_PLAYED = "the learner never solved this environment (or this author's environments)"
+ONE_CONDITION = "the learner solved it in one condition only (needs unhinted and hinted episodes)"
+MIN_USABLE = 3  # the transfer figure needs at least this many usable rows
+
+
 @dataclass(frozen=True)
 class TransferImportReport:
     created: int
     skipped: int
+    usable: int = 0
+    unusable: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """What was stored, which rows count towards the transfer figure, and why not."""
+        lines = [f"imported {self.created} transfer results; {self.skipped} already present"]
+        total = self.usable + sum(self.unusable.values())
+        lines.append(f"{self.usable} of {total} rows count towards the transfer figure")
+        lines.extend(f"  not counted ({count}): {reason}"
+                     for reason, count in self.unusable.items())
+        if self.usable < MIN_USABLE:
+            lines.append(f"the transfer figure needs at least {MIN_USABLE} counted rows; it stays "
+                         "unknown until then")
+        return "\n".join(lines)
+
+
+def transfer_row_problem(*, result: TransferResult) -> str:
+    """Why `result` cannot join the learner's hint gain (as analytics does), or "" when it can."""
+    played = Episode.objects.filter(
+        Q(duel__status=Status.FINISHED) | Q(status=Status.FINISHED, success__isnull=False),
+        solver=result.learner,
+    )
+    if result.environment is not None:
+        played = played.filter(environment=result.environment)
+    else:
+        played = played.filter(environment__author=result.author)
+    conditions = set(played.values_list("condition", flat=True).distinct())
+    if not conditions:
+        return NEVER_PLAYED
+    if conditions != {Condition.HINTED, Condition.UNHINTED}:
+        return ONE_CONDITION
+    return ""
 
 
 def _player(value: str, *, column: str, line: int) -> Player:
@@ -90,7 +135,12 @@ def transfer_import_csv(*, stream: TextIO) -> TransferImportReport:
     header = [name.strip() for name in reader.fieldnames or []]
     missing = [name for name in ("learner", "benchmark", "before", "after") if name not in header]
     if missing:
-        raise TransferImportError(f"missing column(s): {', '.join(missing)}", line=1)
+        found = ",".join(header)[:80] or "nothing"
+        raise TransferImportError(
+            f"missing column(s): {', '.join(missing)}. The first line must be the header row "
+            f"{','.join(COLUMNS)} (environment and author may be empty cells); found {found!r}",
+            line=1,
+        )
     reader.fieldnames = header
     rows = []
     for row in reader:
@@ -109,4 +159,9 @@ def transfer_import_csv(*, stream: TextIO) -> TransferImportReport:
             if not duplicate:
                 result.save()
                 created += 1
-    return TransferImportReport(created=created, skipped=len(rows) - created)
+    if created:
+        analytics_data_changed()
+    problems = Counter(transfer_row_problem(result=result) for result in rows)
+    usable = problems.pop("", 0)
+    return TransferImportReport(created=created, skipped=len(rows) - created, usable=usable,
+                                unusable=dict(problems))
