@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from duels.models import Condition, Episode, Step
+from duels.selectors.episode_end import episode_end_summary
 
 # Step fields as in the exchange format (DESIGN.md), in the order a client shows them.
 STEP_FIELDS = (
@@ -72,6 +73,10 @@ class EpisodeState:
     end_reason: str
     error: str
     is_done: bool
+    steps: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
 
     def status_message(self) -> dict:
         return {
@@ -81,6 +86,17 @@ class EpisodeState:
             "success": self.success,
             "end_reason": self.end_reason,
             "error": self.error,
+            "steps": self.steps,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": self.cost,
+            "end": episode_end_summary(
+                status=self.status,
+                success=self.success,
+                end_reason=self.end_reason,
+                error=self.error,
+                steps=self.steps,
+            ),
         }
 
 
@@ -88,7 +104,10 @@ def episode_state(*, episode_uuid: UUID | str) -> EpisodeState | None:
     """The episode's status fields, or None when there is no such episode."""
     row = (
         Episode.objects.filter(uuid=episode_uuid)
-        .values("pk", "uuid", "status", "success", "end_reason", "error")
+        .values(
+            "pk", "uuid", "status", "success", "end_reason", "error",
+            "steps", "input_tokens", "output_tokens", "cost",
+        )
         .first()
     )
     if row is None:
@@ -102,6 +121,10 @@ def episode_state(*, episode_uuid: UUID | str) -> EpisodeState | None:
         end_reason=row["end_reason"],
         error=row["error"],
         is_done=episode.is_done,
+        steps=row["steps"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        cost=float(row["cost"] or 0.0),
     )
 
 

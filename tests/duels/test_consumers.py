@@ -106,8 +106,14 @@ async def test_catch_up_sends_every_step_in_order_then_the_status():
         "index", "observation", "reply", "action", "reward", "done", "success",
         "latency_ms", "input_tokens", "output_tokens", "format_error",
     }
-    assert final == {"type": "episode.status", "episode": str(episode.uuid), "status": "finished",
-                     "success": True, "end_reason": "done", "error": ""}
+    assert {key: final[key] for key in ("type", "episode", "status", "success", "end_reason",
+                                         "error")} == {
+        "type": "episode.status", "episode": str(episode.uuid), "status": "finished",
+        "success": True, "end_reason": "done", "error": "",
+    }
+    # The live header counters and the end banner come with the status.
+    assert final["end"]["kind"] == "passed" and final["steps"] == episode.steps
+    assert {"input_tokens", "output_tokens", "cost"} <= set(final)
     assert await communicator.receive_nothing(timeout=0.7)
     await communicator.disconnect()
 
