@@ -11,6 +11,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
 from duels.models import Episode
+from duels.selectors.episode_end import episode_end_summary
 from duels.selectors.episodes import (
     episode_compare,
     episode_counterpart,
@@ -31,7 +32,17 @@ def episode_detail(request: HttpRequest, episode_uuid: UUID) -> HttpResponse:
     viewer loads every step over the websocket."""
     episode = episode_get(episode_uuid=episode_uuid)
     window_start = request.GET.get("from", "")
-    context = {"episode": episode, "window_size": WINDOW_SIZE}
+    context = {
+        "episode": episode,
+        "window_size": WINDOW_SIZE,
+        "end": episode_end_summary(
+            status=episode.status,
+            success=episode.success,
+            end_reason=episode.end_reason,
+            error=episode.error,
+            steps=episode.steps,
+        ),
+    }
     if window_start.isdigit():
         start = int(window_start)
         context["window"] = episode_steps_window(episode=episode, start=start, size=WINDOW_SIZE)

@@ -1,9 +1,18 @@
-// Replay viewer for one episode: catches up over the websocket, tails live steps, and plays
-// them back. No dependencies, no inline script (the page's CSP allows only /static/ scripts).
-// Every string from the server is untrusted: it is only ever set with textContent.
+// Replay viewer for one episode: catches up over the websocket, tails live steps, lists the
+// whole transcript (virtualised: only the rows in view exist in the DOM, so 10,000 steps cost
+// what 100 do) and plays it back. The current step is highlighted in the list, kept in view and
+// shown in full beside it; play, scrub, keys and #step-N all move it.
+// No dependencies, no inline script (the page's CSP allows only /static/ scripts). Every string
+// from the server is untrusted: it is only ever set with textContent.
+//
+// Extension hook: every websocket message this file does not handle is dispatched as
+// `document.dispatchEvent(new CustomEvent("envduels:message", {detail: message}))`, and
+// `<div id="live-reply">` under the current step is free for other scripts to fill.
 
 const DONE = new Set(["finished", "failed", "cancelled"]);
 const MAX_BACKOFF_MS = 10000;
+const ROW_HEIGHT = 32; // px, must match .transcript-row in app.css
+const OVERSCAN = 12;
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -16,9 +25,28 @@ function formatInt(value) {
   return Number(value || 0).toLocaleString("en-US");
 }
 
+function formatUsd(value) {
+  const number = Number(value || 0);
+  return number > 0 && number < 0.01 ? `$${number.toFixed(4)}` : `$${number.toFixed(2)}`;
+}
+
+function formatReward(value) {
+  return value === null || value === undefined ? "—" : Number(value).toFixed(2);
+}
+
+function firstLine(text, limit = 160) {
+  const line = String(text || "").split("\n", 1)[0];
+  return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+}
+
+function stepLabel(index) {
+  return index === 0 ? "reset" : `step ${formatInt(index)}`;
+}
+
 function stepFromHash() {
-  const match = /^#step-(\d+)$/.exec(window.location.hash);
-  return match ? Number(match[1]) : null;
+  const match = /^#step-(.*)$/.exec(window.location.hash);
+  if (!match) return null;
+  return /^\d+$/.test(match[1]) ? Number(match[1]) : NaN;
 }
 
 export class Replay {
@@ -26,9 +54,12 @@ export class Replay {
     this.root = root;
     this.episode = root.dataset.episode;
     this.status = root.dataset.status;
+    this.notesUrl = root.dataset.notesUrl;
     this.ended = DONE.has(this.status);
     this.steps = new Map();
     this.maxIndex = -1;
+    this.tokensIn = 0;
+    this.tokensOut = 0;
     this.current = null;
     this.target = stepFromHash();
     this.playing = false;
@@ -36,9 +67,13 @@ export class Replay {
     this.speed = 1;
     this.socket = null;
     this.attempts = 0;
+    this.renderQueued = false;
     this.stepView = root.querySelector("[data-role=step]");
     this.position = root.querySelector("[data-role=position]");
     this.liveLabel = root.querySelector("[data-role=live]");
+    this.hashError = root.querySelector("[data-role=hash-error]");
+    this.list = root.querySelector("[data-role=transcript]");
+    this.spacer = root.querySelector("[data-role=spacer]");
     this.scrub = root.querySelector("[data-control=scrub]");
     this.follow = root.querySelector("[data-control=follow]");
     this.playButton = root.querySelector("[data-action=play]");
@@ -50,6 +85,7 @@ export class Replay {
     this.root.hidden = false;
     this.bindControls();
     this.renderLive();
+    this.renderList();
     this.connect();
   }
 
@@ -69,7 +105,7 @@ export class Replay {
       // Reconnect with backoff, asking only for steps after the last one we hold.
       const delay = Math.min(500 * 2 ** this.attempts, MAX_BACKOFF_MS);
       this.attempts += 1;
-      this.liveLabel.textContent = `reconnecting in ${Math.round(delay / 100) / 10} s…`;
+      this.liveLabel.textContent = `connection lost: reconnecting in ${Math.round(delay / 100) / 10} s…`;
       window.setTimeout(() => this.connect(), delay);
     });
     socket.addEventListener("open", () => this.renderLive());
@@ -84,49 +120,58 @@ export class Replay {
       this.afterSteps();
     } else if (message.type === "episode.status") {
       this.finish(message);
+    } else {
+      document.dispatchEvent(new CustomEvent("envduels:message", { detail: message }));
     }
   }
 
   addStep(message) {
     const index = message.index;
     if (this.steps.has(index)) return; // duplicates are dropped by index
-    this.steps.set(index, message.data);
+    const data = message.data;
+    this.steps.set(index, data);
+    this.tokensIn += Number(data.input_tokens || 0);
+    this.tokensOut += Number(data.output_tokens || 0);
     if (index > this.maxIndex) this.maxIndex = index;
   }
 
   afterSteps() {
     this.scrub.max = String(Math.max(this.maxIndex, 0));
+    this.sizeList(); // before show(): keeping a row in view needs the list's full height
+    this.renderCounters();
     if (this.current === null) {
       if (this.target !== null && this.steps.has(this.target)) {
         this.show(this.target);
       } else if (this.target === null) {
         this.show(this.follow.checked ? this.maxIndex : 0);
+      } else {
+        this.reportTarget();
+        if (this.ended || !this.follow.checked) this.show(0, { updateHash: false });
       }
     } else if (this.follow.checked && !this.playing) {
       this.show(this.maxIndex);
     } else {
+      if (this.target !== null && this.steps.has(this.target)) this.show(this.target);
       this.renderPosition();
+      this.queueList();
     }
   }
 
   finish(message) {
     this.ended = true;
     this.status = message.status;
+    this.follow.checked = false;
     const badge = document.querySelector("#episode-status .badge");
     if (badge) {
       badge.textContent = message.status;
       badge.className = `badge ${message.status}`;
     }
-    if (message.error) {
-      const box = document.getElementById("episode-error");
-      if (box) {
-        box.querySelector("pre").textContent = message.error;
-        box.classList.remove("hidden");
-      }
-    }
-    if (this.current === null) this.show(this.target ?? 0);
-    if (this.target !== null && this.current !== this.target && this.steps.has(this.target)) {
-      this.show(this.target);
+    this.renderCounters(message);
+    this.renderEnd(message.end);
+    if (this.current === null) this.show(0, { updateHash: false });
+    if (this.target !== null) {
+      if (this.steps.has(this.target)) this.show(this.target);
+      else this.reportTarget();
     }
     this.renderLive();
     if (this.socket) this.socket.close();
@@ -138,10 +183,17 @@ export class Replay {
     if (this.maxIndex < 0) return;
     const bounded = Math.max(0, Math.min(index, this.maxIndex));
     this.current = bounded;
-    if (this.target !== null && this.steps.has(this.target)) this.target = null;
+    if (this.target !== null && this.steps.has(this.target) && this.target === bounded) {
+      this.target = null;
+      this.hashError.hidden = true;
+    }
     this.renderStep();
+    this.keepInView();
+    this.queueList();
     if (updateHash && window.location.hash !== `#step-${bounded}`) {
       window.history.replaceState(null, "", `#step-${bounded}`);
+      this.hashError.hidden = true;
+      this.target = null;
     }
   }
 
@@ -188,16 +240,34 @@ export class Replay {
     else this.play();
   }
 
+  goToHash() {
+    const index = stepFromHash();
+    if (index === null || index === this.current) return;
+    this.follow.checked = false;
+    this.target = index;
+    if (this.steps.has(index)) this.show(index, { updateHash: false });
+    else this.reportTarget();
+  }
+
   bindControls() {
     this.root.addEventListener("click", (event) => {
       const button = event.target.closest("[data-action]");
-      if (!button) return;
-      const action = button.dataset.action;
-      if (action === "play") this.toggle();
-      else if (action === "back") this.move(-1);
-      else if (action === "forward") this.move(1);
-      else if (action === "first") this.move(-Infinity);
-      else if (action === "last") this.show(this.maxIndex);
+      if (button) {
+        const action = button.dataset.action;
+        if (action === "play") this.toggle();
+        else if (action === "back") this.move(-1);
+        else if (action === "forward") this.move(1);
+        else if (action === "first") this.move(-Infinity);
+        else if (action === "last") this.show(this.maxIndex);
+        return;
+      }
+      const row = event.target.closest(".transcript-row");
+      if (row && !event.target.closest("a.row-note")) {
+        event.preventDefault();
+        this.follow.checked = false;
+        this.pause();
+        this.show(Number(row.dataset.index));
+      }
     });
     this.root.querySelector("[data-control=speed]").addEventListener("change", (event) => {
       this.speed = Number(event.target.value) || 1;
@@ -210,15 +280,9 @@ export class Replay {
     this.follow.addEventListener("change", () => {
       if (this.follow.checked) this.show(this.maxIndex);
     });
+    this.list.addEventListener("scroll", () => this.queueList(), { passive: true });
     document.addEventListener("keydown", (event) => this.onKey(event));
-    window.addEventListener("hashchange", () => {
-      const index = stepFromHash();
-      if (index !== null && index !== this.current) {
-        this.follow.checked = false;
-        if (this.steps.has(index)) this.show(index, { updateHash: false });
-        else this.target = index;
-      }
-    });
+    window.addEventListener("hashchange", () => this.goToHash());
   }
 
   onKey(event) {
@@ -229,15 +293,22 @@ export class Replay {
       ["TEXTAREA", "SELECT"].includes(focused.tagName) ||
       (focused.tagName === "INPUT" && !["range", "checkbox", "button"].includes(focused.type));
     if (typing) return;
+    // Space on a focused button or link activates it; the page-wide keys leave it alone.
+    if (event.key === " " && ["BUTTON", "A", "SUMMARY"].includes(focused.tagName)) return;
     const keys = {
       " ": () => this.toggle(),
       ArrowLeft: () => this.move(-1),
       ArrowRight: () => this.move(1),
+      ArrowUp: () => this.move(-1),
+      ArrowDown: () => this.move(1),
       Home: () => this.move(-Infinity),
       End: () => this.show(this.maxIndex),
     };
     const handler = keys[event.key];
     if (!handler) return;
+    // Up and down move through the steps inside the transcript only; elsewhere they scroll.
+    if (event.key.startsWith("Arrow") && ["ArrowUp", "ArrowDown"].includes(event.key) && !this.list.contains(focused)) return;
+    if (focused.type === "range" && event.key !== " ") return; // the scrubber moves itself
     event.preventDefault();
     if (event.key !== " ") this.follow.checked = event.key === "End" && !this.ended;
     handler();
@@ -252,14 +323,51 @@ export class Replay {
     this.root.classList.toggle("is-live", live);
   }
 
+  renderCounters(status) {
+    const set = (name, text) => {
+      document.querySelectorAll(`[data-live=${name}]`).forEach((node) => {
+        node.textContent = text;
+      });
+    };
+    const steps = status ? status.steps : Math.max(this.maxIndex, 0);
+    set("steps", `${formatInt(steps)} step${steps === 1 ? "" : "s"}`);
+    set("input_tokens", formatInt(status ? status.input_tokens : this.tokensIn));
+    set("output_tokens", formatInt(status ? status.output_tokens : this.tokensOut));
+    if (status && status.cost !== undefined) set("cost", formatUsd(status.cost));
+  }
+
+  renderEnd(end) {
+    const banner = document.getElementById("episode-end");
+    if (!banner || !end) return;
+    banner.className = `end-banner end-${end.kind}`;
+    banner.querySelector("[data-role=end-title]").textContent = end.title;
+    banner.querySelector("[data-role=end-detail]").textContent = end.detail;
+    banner.hidden = false;
+  }
+
+  reportTarget() {
+    const index = this.target;
+    if (index === null) return;
+    let text;
+    if (Number.isNaN(index)) {
+      text = `“${window.location.hash}” is not a step link; step links look like #step-12.`;
+    } else if (this.ended || index <= this.maxIndex) {
+      const range = this.maxIndex < 0 ? "has no steps" : `has steps 0–${formatInt(this.maxIndex)}`;
+      text = `There is no step ${formatInt(index)}: this episode ${range}.`;
+    } else {
+      text = `Step ${formatInt(index)} has not been played yet; it opens as soon as it arrives.`;
+    }
+    this.hashError.textContent = text;
+    this.hashError.hidden = false;
+  }
+
   renderPosition() {
     if (this.current === null) {
       this.position.textContent = this.ended ? "no steps" : "waiting for the first step…";
       return;
     }
     this.scrub.value = String(this.current);
-    const label = this.current === 0 ? "reset" : `step ${formatInt(this.current)}`;
-    this.position.textContent = `${label} of ${formatInt(this.maxIndex)}`;
+    this.position.textContent = `${stepLabel(this.current)} of ${formatInt(this.maxIndex)}`;
   }
 
   renderStep() {
@@ -271,21 +379,96 @@ export class Replay {
       view.append(el("p", "empty", "This step is still loading."));
       return;
     }
-    view.append(renderStep(data));
+    view.append(renderStep(data, this.notesUrl));
+  }
+
+  keepInView() {
+    if (this.current === null) return;
+    const top = this.current * ROW_HEIGHT;
+    const view = this.list;
+    if (top < view.scrollTop) view.scrollTop = top;
+    else if (top + ROW_HEIGHT > view.scrollTop + view.clientHeight) {
+      view.scrollTop = top + ROW_HEIGHT - view.clientHeight;
+    }
+  }
+
+  queueList() {
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    window.requestAnimationFrame(() => {
+      this.renderQueued = false;
+      this.renderList();
+    });
+  }
+
+  sizeList() {
+    const total = this.maxIndex + 1;
+    this.spacer.style.height = `${Math.max(total, 0) * ROW_HEIGHT}px`;
+    this.list.setAttribute("aria-label", `transcript, ${formatInt(total)} rows`);
+  }
+
+  renderList() {
+    const total = this.maxIndex + 1;
+    this.sizeList();
+    const first = Math.max(0, Math.floor(this.list.scrollTop / ROW_HEIGHT) - OVERSCAN);
+    const visible = Math.ceil((this.list.clientHeight || 480) / ROW_HEIGHT);
+    const last = Math.min(total - 1, first + visible + 2 * OVERSCAN);
+    const rows = [];
+    for (let index = first; index <= last; index += 1) rows.push(this.renderRow(index));
+    this.spacer.replaceChildren(...rows);
+  }
+
+  renderRow(index) {
+    const data = this.steps.get(index);
+    const row = el("div", "transcript-row");
+    row.dataset.index = String(index);
+    row.id = `row-${index}`;
+    row.style.top = `${index * ROW_HEIGHT}px`;
+    if (index === this.current) {
+      row.classList.add("current");
+      row.setAttribute("aria-current", "step");
+    }
+    const link = el("a", "row-index", index === 0 ? "reset" : String(index));
+    link.href = `#step-${index}`;
+    link.title = `permalink to ${stepLabel(index)}`;
+    row.append(link);
+    if (!data) {
+      row.append(el("span", "row-text muted", "loading…"));
+      return row;
+    }
+    if (data.done) row.classList.add(data.success ? "row-passed" : "row-failed");
+    if (data.format_error) row.classList.add("row-format-error");
+    const text = el("span", "row-text");
+    if (index > 0) text.append(el("code", "row-action", firstLine(data.action, 60)), document.createTextNode(" → "));
+    text.append(document.createTextNode(firstLine(data.observation)));
+    row.append(text);
+    if (index > 0) row.append(el("span", "row-reward", formatReward(data.reward)));
+    if (data.done) row.append(el("span", data.success ? "badge ok" : "badge bad", data.success ? "passed" : "failed"));
+    const note = el("a", "row-note", "note");
+    note.href = `${this.notesUrl}?step=${index}`;
+    note.setAttribute("aria-label", `note on ${stepLabel(index)}`);
+    row.append(note);
+    return row;
   }
 }
 
-export function renderStep(data) {
+export function renderStep(data, notesUrl) {
   const classes = ["step", "current"];
   if (data.format_error) classes.push("has-format-error");
   if (data.done) classes.push(data.success ? "step-ok" : "step-bad");
   const article = el("article", classes.join(" "));
   article.dataset.index = String(data.index);
   const head = el("header", "step-head");
-  head.append(el("span", "step-index", data.index === 0 ? "reset" : `step ${data.index}`));
+  const permalink = el("a", "step-index", stepLabel(data.index));
+  permalink.href = `#step-${data.index}`;
+  head.append(permalink);
+  if (notesUrl) {
+    const note = el("a", "small", "note");
+    note.href = `${notesUrl}?step=${data.index}`;
+    head.append(note);
+  }
   if (data.index > 0) {
-    const reward = data.reward === null || data.reward === undefined ? "—" : Number(data.reward).toFixed(2);
-    head.append(el("span", "small muted", `reward ${reward}`));
+    head.append(el("span", "small muted", `reward ${formatReward(data.reward)}`));
     if (data.done) {
       head.append(el("span", data.success ? "badge ok" : "badge bad", data.success ? "passed" : "failed"));
     }
