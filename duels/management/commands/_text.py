@@ -136,13 +136,27 @@ def _blocks(data: dict[str, Any], *, limit: int) -> list[str]:
                 f"n = {figure(scale.get('n'), 'd')}"
             )
     lines.extend(_irt_lines(data.get("irt")) if "irt" in data else [])
-    for finding in data.get("findings") or []:
-        low, high = _pair(finding.get("interval"))
-        lines.append(
-            f"finding {finding.get('id')}: {finding.get('verdict') or 'not enough data'} — "
-            f"{finding.get('claim', '')} (figure {figure(finding.get('figure'))} "
-            f"{interval(low, high)}, n = {figure(finding.get('n'), 'd')})"
-        )
+    lines.extend(_finding_lines(data.get("findings") or []))
+    return lines
+
+
+def _finding_lines(findings: list[dict[str, Any]]) -> list[str]:
+    """One line per finding: verdict, claim, the figure with its interval and n, what it needs."""
+    lines = []
+    for finding in findings:
+        shown = finding.get("figure")
+        label, value = "figure", shown
+        if isinstance(shown, dict):
+            label, value = shown.get("label") or "figure", shown.get("value")
+        bounds = finding.get("interval")
+        low, high = (bounds.get("low"), bounds.get("high")) if isinstance(bounds, dict) else (
+            _pair(bounds))
+        line = (f"finding {finding.get('id')}: {finding.get('verdict') or 'not enough data'} — "
+                f"{finding.get('claim', '')} ({label} {figure(value)} {interval(low, high)}, "
+                f"n = {figure(finding.get('n'), 'd')})")
+        if finding.get("needs"):
+            line += f"; needs {finding['needs']}"
+        lines.append(line)
     return lines
 
 

@@ -55,13 +55,22 @@ def test_every_block_tolerates_null_figures():
         "convergence": {"clusters": [], "p_value": None}, "transfer": None,
         "observe_uplift": [{"player": "p", "on": None, "off": None, "low": None, "high": None}],
         "scale": None, "irt": None,
-        "findings": [{"id": "transitive", "claim": "c", "verdict": "not enough data",
-                      "figure": None, "interval": None, "n": 0, "needs": "more duels"}],
+        "findings": [
+            {"id": "transitive", "claim": "c", "verdict": "not enough data",
+             "figure": {"key": "zeta", "label": "ζ", "value": None, "n_of": "players"},
+             "interval": None, "n": 0, "needs": "more duels"},
+            {"id": "solver_not_setter", "claim": "c", "verdict": "supported",
+             "figure": {"key": "p", "label": "P(top differs)", "value": 0.97, "n_of": "players"},
+             "interval": {"low": None, "high": None, "method": "a probability"}, "n": 4,
+             "needs": None},
+        ],
     }
     text = "\n".join(analytics_lines(data))
     assert "None" not in text
     assert "scale: not enough data" in text
-    assert "finding transitive: not enough data" in text
+    assert "finding transitive: not enough data — c (ζ — interval: not enough data, n = 0); " \
+        "needs more duels" in text
+    assert "finding solver_not_setter: supported — c (P(top differs) 0.97" in text
 
 
 def test_figure_and_interval():
