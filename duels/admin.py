@@ -5,14 +5,24 @@ from __future__ import annotations
 from django.contrib import admin
 
 from duels import models
+from duels.services.players import player_set_api_key_env
 
 
 @admin.register(models.Player)
 class PlayerAdmin(admin.ModelAdmin):
-    list_display = ["name", "provider", "model", "builtin", "base_url", "api_key_env", "created_at"]
-    list_filter = ["provider", "builtin"]
+    list_display = [
+        "name", "provider", "model", "builtin", "imported", "base_url", "api_key_env", "created_at"
+    ]
+    list_filter = ["provider", "builtin", "imported"]
     search_fields = ["name", "model", "base_url"]
     readonly_fields = ["uuid", "created_at"]
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        if "api_key_env" in form.changed_data:
+            # The form has run Player.clean (the key-variable rule); the service clears the
+            # imported mark once staff have chosen a variable.
+            player_set_api_key_env(player=obj, api_key_env=obj.api_key_env)
 
 
 class HintInline(admin.TabularInline):

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from django.db import models
 from django.db.models import Prefetch, QuerySet
 
+from duels.exchange.identities import author_plain_name
 from duels.models import (
     Annotation,
     Duel,
@@ -237,6 +238,8 @@ def exchange_records(kind: str, queryset: QuerySet) -> Iterator[dict[str, Any]]:
                 record["target"] = str(target)
             else:
                 record[field.name] = _value(field, row)
+        if kind == "annotation":
+            record["author"] = author_plain_name(record["author"])
         yield record
 
 

@@ -13,6 +13,7 @@ from typing import IO, Any
 from uuid import UUID
 
 from duels.exchange.export import FORMAT, KIND_ORDER, MODELS, SCHEMA, Field, iso_time
+from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
 from duels.models import Provider, TargetKind
 
 
@@ -48,6 +49,12 @@ def exchange_read(stream: IO[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ExchangeImportError(f"not valid JSON ({exc.msg})", line=number) from None
+        except RecursionError:
+            raise ExchangeImportError(
+                "the JSON on this line is nested too deeply to read (records are at most a few "
+                "levels deep)",
+                line=number,
+            ) from None
         if not isinstance(obj, dict):
             raise ExchangeImportError("each line must be a JSON object", line=number)
         if first:
@@ -181,8 +188,12 @@ def _check_record(record: dict[str, Any], line: int) -> None:
             raise ExchangeImportError("line_start and line_end form a range", line=line)
         if record["rating"] is not None and record["rating"] > 5:
             raise ExchangeImportError("field 'rating' is from 1 to 5", line=line)
-        if not record["author"]:
+        if not author_plain_name(record["author"]):
             raise ExchangeImportError("field 'author' names a user", line=line)
+        if len(author_plain_name(record["author"])) > AUTHOR_NAME_MAX:
+            raise ExchangeImportError(
+                f"field 'author' is longer than {AUTHOR_NAME_MAX} characters", line=line
+            )
 
 
 def record_references(record: dict[str, Any]) -> Iterator[tuple[str, str, str]]:

@@ -87,6 +87,11 @@ def player_require_credentials(player: Player) -> None:
     from duels.players.sdk import api_key_from_env
 
     who = f"player {player.name} ({player.provider} {player.model})"
+    if player.imported:
+        raise PlayerError(
+            f"{who} was imported from a file, so it is not called until a staff user has "
+            "checked its base URL and set its API-key variable in the admin (Players)"
+        )
     if player.provider == "openai_compatible" and not player.base_url:
         raise PlayerError(f"{who} needs a base_url (the server's /v1 address)")
     api_key_from_env(

@@ -17,6 +17,7 @@ from typing import Any
 from django.views.decorators.debug import sensitive_variables
 
 from duels.players.base import ChatPlayer, Completion, Message, PlayerError
+from duels.players.keys import api_key_env_problem
 from duels.players.redaction import secret_register, secret_scrub
 from duels.players.retry import RetryPolicy, TransientError, call_with_retries, retry_after_seconds
 
@@ -26,7 +27,15 @@ ERROR_DETAIL_CHARS = 300
 
 @sensitive_variables("api_key")
 def api_key_from_env(*, api_key_env: str, who: str, required: bool = True) -> str | None:
-    """Return the key held by `api_key_env`, or raise PlayerError naming the variable."""
+    """Return the key held by `api_key_env`, or raise PlayerError naming the variable.
+
+    The name is checked against the key-variable rule first (duels.players.keys), so a variable
+    holding one of the project's own settings is never read, let alone sent.
+    """
+    if api_key_env:
+        problem = api_key_env_problem(api_key_env)
+        if problem:
+            raise PlayerError(f"{who}: refusing to send its API-key variable: {problem}")
     if not api_key_env:
         if required:
             raise PlayerError(

@@ -1,12 +1,14 @@
-"""Writes about players: seeding the built-in roster."""
+"""Writes about players: seeding the built-in roster, setting a key variable."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from duels.models import Player, Provider, builtin_player_uuid
+from duels.players.keys import api_key_env_problem
 
 
 @dataclass(frozen=True)
@@ -53,3 +55,20 @@ def player_seed_builtin() -> SeedResult:
             player.save(update_fields=changed)
             updated.append(player.name)
     return SeedResult(created=created, updated=updated)
+
+
+def player_set_api_key_env(*, player: Player, api_key_env: str) -> Player:
+    """Set the name of `player`'s API-key variable after checking it; clears the imported mark.
+
+    Raises ValidationError when the name breaks the key-variable rule (duels.players.keys).
+    Setting a variable is the staff review an imported player waits for.
+    """
+    api_key_env = api_key_env.strip()
+    problem = api_key_env_problem(api_key_env) if api_key_env else None
+    if problem:
+        raise ValidationError({"api_key_env": problem})
+    player.api_key_env = api_key_env
+    if api_key_env:
+        player.imported = False
+    player.save(update_fields=["api_key_env", "imported"])
+    return player

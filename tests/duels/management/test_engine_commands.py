@@ -17,7 +17,7 @@ from duels.services.players import player_seed_builtin
 from sandbox_runner import available_backends
 from tests.helpers.parts import need
 
-MISSING = "ENVDUELS_TEST_KEY_THAT_IS_NOT_SET"
+MISSING = "UNSET_TEST_API_KEY"
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def environment(monkeypatch, settings, tmp_path):
-    monkeypatch.setenv("ENVDUELS_TEST_LOOPBACK_KEY", "sk-player-check-key-12345678")
+    monkeypatch.setenv("LOOPBACK_TEST_API_KEY", "sk-player-check-key-12345678")
     settings.ENVDUELS_PLAYER_SLOT_DIR = str(tmp_path / "slots")
 
 
@@ -89,11 +89,11 @@ def test_control_characters_in_the_reply_are_escaped(make, server):
 
 def test_missing_key_names_the_variable_and_sends_nothing(make, server, monkeypatch):
     player = saved_player(make, server, "anthropic")
-    monkeypatch.delenv("ENVDUELS_TEST_LOOPBACK_KEY")
-    with pytest.raises(CommandError, match="ENVDUELS_TEST_LOOPBACK_KEY is not set"):
+    monkeypatch.delenv("LOOPBACK_TEST_API_KEY")
+    with pytest.raises(CommandError, match="LOOPBACK_TEST_API_KEY is not set"):
         run(player.name)
     assert server.received == []
-    assert "ENVDUELS_TEST_LOOPBACK_KEY" in ModelCall.objects.get(player=player).error
+    assert "LOOPBACK_TEST_API_KEY" in ModelCall.objects.get(player=player).error
 
 
 def test_unreachable_url(make):

@@ -232,7 +232,7 @@ def loopback_player(server: LoopbackServer, provider: str, **overrides: Any):
         "provider": provider,
         "model": f"{provider}-test-model",
         "base_url": base_url,
-        "api_key_env": "ENVDUELS_TEST_LOOPBACK_KEY",
+        "api_key_env": "LOOPBACK_TEST_API_KEY",
         "params": params,
         "price_in": 3.0,
         "price_out": 15.0,

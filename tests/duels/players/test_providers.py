@@ -43,7 +43,7 @@ def server():
 
 @pytest.fixture(autouse=True)
 def environment(monkeypatch, settings, tmp_path):
-    monkeypatch.setenv("ENVDUELS_TEST_LOOPBACK_KEY", KEY)
+    monkeypatch.setenv("LOOPBACK_TEST_API_KEY", KEY)
     settings.ENVDUELS_PLAYER_SLOT_DIR = str(tmp_path / "slots")
 
 
@@ -221,11 +221,11 @@ def test_unreachable_url_names_the_address(provider):
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_missing_key_fails_before_any_request_naming_the_variable(server, monkeypatch, provider):
-    monkeypatch.delenv("ENVDUELS_TEST_LOOPBACK_KEY")
+    monkeypatch.delenv("LOOPBACK_TEST_API_KEY")
     player = loopback_player(server, provider)
-    with pytest.raises(PlayerError, match="ENVDUELS_TEST_LOOPBACK_KEY is not set"):
+    with pytest.raises(PlayerError, match="LOOPBACK_TEST_API_KEY is not set"):
         player_require_credentials(player)
-    with pytest.raises(PlayerError, match="ENVDUELS_TEST_LOOPBACK_KEY"):
+    with pytest.raises(PlayerError, match="LOOPBACK_TEST_API_KEY"):
         player_client(player)
     assert server.received == []
 

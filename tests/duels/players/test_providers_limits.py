@@ -27,7 +27,7 @@ CHAT = [{"role": "user", "content": "Say ready."}]
 
 @pytest.fixture(autouse=True)
 def environment(monkeypatch, settings, tmp_path):
-    monkeypatch.setenv("ENVDUELS_TEST_LOOPBACK_KEY", "sk-limits-test-key-abcdefgh")
+    monkeypatch.setenv("LOOPBACK_TEST_API_KEY", "sk-limits-test-key-abcdefgh")
     settings.ENVDUELS_PLAYER_SLOT_DIR = str(tmp_path / "slots")
 
 

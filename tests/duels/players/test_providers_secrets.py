@@ -21,7 +21,7 @@ LOGGERS = ("", "httpx", "httpx2", "httpcore", "httpcore2", "anthropic", "openai"
 
 @pytest.fixture(autouse=True)
 def environment(monkeypatch, settings, tmp_path):
-    monkeypatch.setenv("ENVDUELS_HONEY_KEY", HONEYTOKEN)
+    monkeypatch.setenv("HONEY_TEST_API_KEY", HONEYTOKEN)
     settings.ENVDUELS_PLAYER_SLOT_DIR = str(tmp_path / "slots")
 
 
@@ -32,7 +32,7 @@ def test_api_key_is_sent_to_the_provider_and_stored_nowhere(caplog, make, tmp_pa
         caplog.set_level(logging.DEBUG, logger=name)
     output = io.StringIO()
     with LoopbackServer() as server:
-        unsaved = loopback_player(server, provider, api_key_env="ENVDUELS_HONEY_KEY")
+        unsaved = loopback_player(server, provider, api_key_env="HONEY_TEST_API_KEY")
         player = make.player(
             **{
                 f.attname: getattr(unsaved, f.attname)
@@ -85,7 +85,7 @@ def test_api_key_is_sent_to_the_provider_and_stored_nowhere(caplog, make, tmp_pa
 
     dump = io.StringIO()
     call_command("dumpdata", stdout=dump)
-    assert player.name in dump.getvalue() and "ENVDUELS_HONEY_KEY" in dump.getvalue()
+    assert player.name in dump.getvalue() and "HONEY_TEST_API_KEY" in dump.getvalue()
     assert "open door" in dump.getvalue()
     assert HONEYTOKEN not in dump.getvalue()
     assert ModelCall.objects.filter(role="check", error__contains="HTTP 401").exists()
