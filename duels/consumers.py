@@ -1,6 +1,6 @@
 """Websocket consumer streaming one episode's steps: catch up from the database, then tail.
 
-Protocol (DESIGN.md "Live streaming and replay"): connect to `/ws/episodes/<uuid>/?since=N`;
+Protocol (docs/websocket.md): connect to `/ws/episodes/<uuid>/?since=N`;
 the server sends every stored step with index > N (all when `since` is absent) in batches
 `{"type": "steps", "episode", "items": [step messages]}`, then new steps as they come, each
 as `{"type": "step", "episode", "index", "data"}` or, when several arrive close together, as

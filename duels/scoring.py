@@ -1,4 +1,4 @@
-"""Duel scoring: pass rates, hint gain, setter score, flips and the outcome (DESIGN.md).
+"""Duel scoring: pass rates, hint gain, setter score, flips and the outcome.
 
 Pure functions of per-seed results, so scores can always be recomputed from stored episodes.
 """

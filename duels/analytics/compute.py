@@ -1,6 +1,6 @@
-"""One entry point: every analytics figure from plain data, in the DESIGN.md JSON shape.
+"""One entry point: every analytics figure from plain data, in the shape of docs/json-outputs.md.
 
-`analytics_compute(data)` returns the keys of DESIGN.md "Machine-readable results" (players named
+`analytics_compute(data)` returns the keys of docs/json-outputs.md (players named
 by name, null where a figure cannot be computed yet) plus `figures` (plotly JSON and the table
 behind each chart) and `summary` (counts) for the page.
 """
@@ -166,5 +166,5 @@ def analytics_compute(
 
 
 def design_shape(result: dict) -> dict:
-    """Only the DESIGN.md keys, for `manage.py analytics --json`."""
+    """Only the documented keys (docs/json-outputs.md), for `manage.py analytics --json`."""
     return {key: result.get(key) for key in DESIGN_KEYS}

@@ -10,7 +10,7 @@ from duels.analytics.data import DuelRecord, EpisodeRecord
 
 
 class Side(NamedTuple):
-    """One setter against one solver inside a duel (DESIGN.md, "Duels, scores and ratings")."""
+    """One setter against one solver inside a duel."""
 
     duel: int
     setter: str

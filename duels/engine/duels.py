@@ -201,7 +201,7 @@ def _duel_end(*, duel: Duel, status: str, reason: str) -> Duel:
 
 
 def duel_result(*, duel: Duel) -> dict:
-    """The machine-readable result of a duel (DESIGN.md, "Machine-readable results")."""
+    """The machine-readable result of a duel (docs/json-outputs.md)."""
     duel = Duel.objects.select_related("a", "b", "env_a", "env_b").get(pk=duel.pk)
     result = {"duel": str(duel.uuid), "outcome": duel.outcome}
     for side, setter in (("a", duel.a), ("b", duel.b)):

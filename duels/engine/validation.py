@@ -1,4 +1,4 @@
-"""Validate environment source in the sandbox: every check of DESIGN.md, as a report.
+"""Validate environment source in the sandbox: every check of docs/environments.md, as a report.
 
 `environment_validation_report` is pure (no database); `environment_validate` stores its result
 on the Environment.
@@ -91,7 +91,7 @@ def normalised(text: str) -> str:
 def environment_validation_report(*, source: str, hint_texts: list[str],
                                   limits: SandboxLimits | None = None,
                                   backend: str = "auto") -> dict[str, Any]:
-    """Run every DESIGN.md validation check on `source` in fresh sandboxes; return the report.
+    """Run every validation check (docs/environments.md) on `source` in fresh sandboxes.
 
     Raises SandboxUnavailable when no sandbox can run here (that is not the setter's fault).
     """

@@ -1,4 +1,4 @@
-"""The `envduels.v1` exchange format (DESIGN.md "Exchange format"): its schema and the exporter.
+"""The `envduels.v1` exchange format (docs/exchange-format.md): its schema and the exporter.
 
 One JSON object a line: first `{"format": "envduels.v1"}`, then records, each with `kind`, its
 `uuid` and the uuids it refers to. Kinds are written so that references precede referrers. The

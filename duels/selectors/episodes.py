@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404
 from duels.models import Condition, Episode, Step
 from duels.selectors.episode_end import episode_end_summary
 
-# Step fields as in the exchange format (DESIGN.md), in the order a client shows them.
+# Step fields as in the exchange format (docs/exchange-format.md), in the order a client shows them.
 STEP_FIELDS = (
     "index",
     "observation",

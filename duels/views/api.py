@@ -368,7 +368,7 @@ def annotation_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
 
 @api_view
 def analytics(request: HttpRequest) -> dict[str, Any]:
-    """The latest analytics snapshot's figures (DESIGN.md "Machine-readable results")."""
+    """The latest analytics snapshot's figures (the shape of docs/json-outputs.md)."""
     snapshot = analytics_latest_cached()
     if snapshot is None:
         return {

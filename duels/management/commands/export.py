@@ -1,8 +1,9 @@
 """manage.py export --out FILE.jsonl [--format envduels|environments|chat] [filters]
 
-envduels: the exchange format (DESIGN.md); filters narrow to duels (--player, --tournament,
---status, --outcome, --tag) or to environments (--environments with --author, --env-status,
---family, --tag). environments: one JSON object per environment with hints and pass rates.
+envduels: the exchange format (docs/exchange-format.md); filters narrow to duels (--player,
+--tournament, --status, --outcome, --tag) or to environments (--environments with --author,
+--env-status, --family, --tag). environments: one JSON object per environment with hints and
+pass rates.
 chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition hinted|unhinted).
 """
 

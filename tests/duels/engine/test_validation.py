@@ -1,4 +1,4 @@
-"""Validation report of an environment: every DESIGN.md check, run in real sandboxes."""
+"""Validation report of an environment: every check of docs/environments.md, in real sandboxes."""
 
 from __future__ import annotations
 
