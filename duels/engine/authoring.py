@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import F, Prefetch
 
+from duels.bounds import HINT_CHARS, SETTER_REPLY_CHARS, SOURCE_CHARS, text_bound
 from duels.engine.costs import completion_cost, cost_cap_check
 from duels.engine.validation import environment_invalid_reason, environment_validate
 from duels.models import (
@@ -61,6 +62,14 @@ def duel_cost_cap_check(*, duel: Duel) -> None:
                        scope="tournament cost cap")
 
 
+def _bounded_messages(messages: list[Message]) -> list[Message]:
+    """The messages as stored: a repair request quotes the setter's whole earlier answer."""
+    return [
+        {**message, "content": text_bound(message["content"], limit=SETTER_REPLY_CHARS)}
+        for message in messages
+    ]
+
+
 def _setter_call(
     *, duel: Duel, player: Player, role: str, messages: list[Message]
 ) -> Completion:
@@ -73,12 +82,13 @@ def _setter_call(
             temperature=float(player.params.get("temperature", 0.0)),
         )
     except PlayerError as exc:
-        ModelCall.objects.create(duel=duel, player=player, role=role, messages=messages,
-                                 error=str(exc)[:2000])
+        ModelCall.objects.create(duel=duel, player=player, role=role,
+                                 messages=_bounded_messages(messages), error=str(exc)[:2000])
         raise
     cost = completion_cost(player=player, completion=completion)
     ModelCall.objects.create(
-        duel=duel, player=player, role=role, messages=messages, reply=completion.text,
+        duel=duel, player=player, role=role, messages=_bounded_messages(messages),
+        reply=text_bound(completion.text, limit=SETTER_REPLY_CHARS),
         input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
         latency_ms=completion.latency_ms, cost=cost,
     )
@@ -130,10 +140,13 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
             return AuthoredSide(environment=None, hint=None, forfeit=forfeit)
         with transaction.atomic():
             environment = Environment.objects.create(
-                title=answer.title, author=setter, source=answer.source,
-                family=answer.family,
+                title=answer.title, author=setter,
+                source=text_bound(answer.source, limit=SOURCE_CHARS), family=answer.family,
             )
-            hint = Hint.objects.create(environment=environment, author=setter, text=answer.hint)
+            hint = Hint.objects.create(
+                environment=environment, author=setter,
+                text=text_bound(answer.hint, limit=HINT_CHARS),
+            )
             Duel.objects.filter(pk=duel.pk).update(**{env_field: environment, hint_field: hint})
     if environment.status == EnvironmentStatus.PENDING:
         environment = environment_validate(environment=environment)
