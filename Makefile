@@ -21,6 +21,7 @@ install: $(STAMP)
 
 run: install
 	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0 --ignore widgetbundle.js --ignore datasets
 	$(BIN)/python manage.py seed_builtin
 	$(BIN)/python manage.py ensure_admin
 	$(BIN)/python manage.py demo_tournament

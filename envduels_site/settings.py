@@ -204,9 +204,13 @@ STATICFILES_DIRS = [
 ]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    # `collectstatic` (run by `make run`) writes content-hashed, gzip- and brotli-compressed
+    # copies that WhiteNoise serves with a ten-year cache lifetime.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
-# Serve straight from the finders as well, so a checkout works without collectstatic.
+# Without collectstatic (a bare checkout) pages fall back to the plain file names, served
+# straight from the finders with a short cache lifetime.
+WHITENOISE_MANIFEST_STRICT = False
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
@@ -248,6 +252,9 @@ ENVDUELS_LEASE_SECONDS = env_int("ENVDUELS_LEASE_SECONDS", 30, minimum=2)
 ENVDUELS_INFRA_MAX_TRIES = env_int("ENVDUELS_INFRA_MAX_TRIES", 5, minimum=1)
 ENVDUELS_INFRA_BACKOFF_SECONDS = env_int("ENVDUELS_INFRA_BACKOFF_SECONDS", 10, minimum=0)
 ENVDUELS_INFRA_BACKOFF_MAX_SECONDS = env_int("ENVDUELS_INFRA_BACKOFF_MAX_SECONDS", 300, minimum=0)
+# Task worker supervisors renew a heartbeat row per worker this often; a worker silent for three
+# beats is dead and its task rows are reaped (manage.py worker, manage.py serve).
+ENVDUELS_WORKER_HEARTBEAT_SECONDS = env_int("ENVDUELS_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
 # Per-episode budgets: an episode that spends more ends as failed with its own reason.
 ENVDUELS_EPISODE_TOKEN_BUDGET = env_int("ENVDUELS_EPISODE_TOKEN_BUDGET", 400_000, minimum=1)
 ENVDUELS_EPISODE_TIME_BUDGET_SECONDS = env_int(

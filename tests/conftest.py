@@ -7,6 +7,21 @@ import pytest
 from tests import factories
 
 
+def pytest_configure(config):
+    """Serve static files by their plain names in tests.
+
+    The site's manifest storage would point pages at whatever `collectstatic` last wrote to
+    var/staticfiles, which may be older than the checkout under test; the plain storage always
+    serves the current files. tests/envduels_site/test_static_files.py covers the manifest.
+    """
+    from django.conf import settings
+
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
 @pytest.fixture
 def owner(django_user_model):
     return django_user_model.objects.create_user("owner", password="owner-pass-123")
