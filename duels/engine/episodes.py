@@ -18,6 +18,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from duels.bounds import OBSERVATION_CHARS, REPLY_CHARS, text_bound
 from duels.engine.authoring import duel_cost_cap_check
 from duels.engine.costs import CostCapReached, completion_cost
 from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready
@@ -92,7 +93,10 @@ def episode_record_step(
     """Store one step and the episode's running totals in one transaction; renew the lease.
 
     Raises LeaseLost when another worker took the episode over (nothing is written then).
+    Model output is bounded here, before it is stored (duels.bounds).
     """
+    reply = text_bound(reply, limit=REPLY_CHARS)
+    observation = text_bound(observation, limit=OBSERVATION_CHARS)
     with transaction.atomic():
         # The conditional UPDATE comes first: it locks the row against a racing claim.
         owned = Episode.objects.filter(
@@ -165,12 +169,12 @@ def _replay(*, episode: Episode, sandbox, owner: str) -> _Progress:
         step = episode_record_step(episode=episode, owner=owner, index=0, observation=observation)
         doorbell_step_ready(episode=episode, step=step, **_doorbell_ids(episode))
         stored = [step]
-    elif stored[0].observation != observation:
+    elif stored[0].observation != text_bound(observation, limit=OBSERVATION_CHARS):
         raise ReplayMismatch("reset gave a different text when the episode was resumed")
     history: list[tuple[str, str]] = []
     for previous, step in zip(stored, stored[1:], strict=False):
         result = sandbox.step(step.action)
-        if result.observation != step.observation:
+        if text_bound(result.observation, limit=OBSERVATION_CHARS) != step.observation:
             raise ReplayMismatch(f"step {step.index} gave a different observation on replay")
         history.append((previous.observation, step.reply))
     last = stored[-1]
@@ -234,8 +238,9 @@ def _play(
                 cost=completion_cost(player=solver, completion=completion),
             )
             doorbell_step_ready(episode=episode, step=step, **_doorbell_ids(episode))
-            progress.history.append((progress.observation, completion.text))
-            progress.observation = result.observation
+            # The stored (bounded) reply, so a resumed episode sends the very same prompts.
+            progress.history.append((progress.observation, step.reply))
+            progress.observation = step.observation
             progress.index = step.index
             progress.tokens += completion.input_tokens + completion.output_tokens
             progress.model_seconds += latency_ms / 1000
