@@ -16,9 +16,11 @@ from duels.analytics.convergence import convergence_fit
 from duels.analytics.data import AnalyticsInput
 from duels.analytics.divergence import divergence_fit
 from duels.analytics.environments import environment_gains
+from duels.analytics.findings import findings_compute
 from duels.analytics.intervals import clean
 from duels.analytics.observe import observe_uplift
 from duels.analytics.ratings import cross_validated_accuracy, ratings_fit
+from duels.analytics.scale import scale_fit
 from duels.analytics.sides import duel_sides
 from duels.analytics.strength import strength_fit
 from duels.analytics.transfer import transfer_fit, transfer_points
@@ -26,8 +28,20 @@ from duels.analytics.transitivity import transitivity_fit
 
 DESIGN_KEYS = (
     "computed_at", "ratings", "setters", "solvers", "divergence", "transitivity",
-    "environments", "convergence", "transfer", "observe_uplift",
+    "environments", "convergence", "transfer", "observe_uplift", "scale", "findings",
 )
+# How each interval is computed, stated on the page next to the figures.
+INTERVAL_METHODS = {
+    "ratings": "bootstrap percentile over whole duels",
+    "setters": "bootstrap percentile over whole duels (a duel's episodes stay together)",
+    "solvers": "bootstrap percentile over whole duels (a duel's episodes stay together)",
+    "divergence": "Kendall τ-b; bootstrap percentile over whole duels",
+    "transitivity": "transitive share; bootstrap percentile over whole duels",
+    "environments": "Newcombe hybrid score interval for a difference of two pass rates",
+    "transfer": "Spearman ρ; bootstrap percentile over transfer rows",
+    "observe_uplift": "bootstrap percentile, observe and other duels resampled separately",
+    "scale": "Spearman ρ; bootstrap percentile over players",
+}
 MIN_DUELS = 1
 
 
@@ -68,14 +82,14 @@ def _ratings(data: AnalyticsInput, games: list, resamples: int, seed: int) -> tu
             count_row.append(int(round(played)) if i != j else None)
         win_rate.append(rate_row)
         duel_counts.append(count_row)
-    return rows, order, win_rate, duel_counts, points
+    return rows, order, win_rate, duel_counts, points, fit.boot_points
 
 
 def analytics_compute(
     data: AnalyticsInput,
     *,
     computed_at: datetime | None = None,
-    resamples: int = 200,
+    resamples: int = 1000,
     seed: int = 0,
 ) -> dict:
     """All figures, deterministic for a given `seed`."""
@@ -95,11 +109,20 @@ def analytics_compute(
         },
         "enough": len(games) >= MIN_DUELS,
         "figures": {},
+        "scale": None,
+        "findings": [],
+        "interval_methods": {key: f"95%, {method}, {resamples} resamples"
+                             if "bootstrap" in method else f"95%, {method}"
+                             for key, method in INTERVAL_METHODS.items()},
     }
+    result["summary"]["players_with_size"] = len(data.sizes)
     if not result["enough"]:
-        return _rounded(result)
+        result = _rounded(result)
+        result["findings"] = findings_compute(result)
+        return result
 
-    ratings, order, win_rate, duel_counts, points = _ratings(data, games, resamples, seed)
+    ratings, order, win_rate, duel_counts, points, boot_points = _ratings(
+        data, games, resamples, seed)
     result["ratings"] = ratings
 
     strength = strength_fit(players=names, sides=sides, episodes=data.episodes,
@@ -132,7 +155,7 @@ def analytics_compute(
         setter_boot=strength.setter_boot, solver_boot=strength.solver_boot,
     )
 
-    transitivity = transitivity_fit(points)
+    transitivity = transitivity_fit(points, boot_points)
     accuracy = cross_validated_accuracy(games=[(g.a, g.b, g.score) for g in games], seed=seed)
     if transitivity is not None or accuracy is not None:
         transitivity = transitivity or {"cyclic_triads": None, "zeta": None,
@@ -150,8 +173,15 @@ def analytics_compute(
                                     environments=data.environments)
     result["transfer"] = transfer_fit(rows=transfer_rows, resamples=resamples, seed=seed)
     result["observe_uplift"] = observe_uplift(sides=sides, resamples=resamples, seed=seed)
+    result["scale"] = scale_fit(
+        sizes=dict(data.sizes),
+        setter_strength={row["player"]: row["setter_score"] for row in result["setters"]},
+        uplift={row["player"]: row["uplift"] for row in result["observe_uplift"]},
+        resamples=resamples, seed=seed,
+    )
 
     result = _rounded(result)
+    result["findings"] = findings_compute(result)
     figures = {"ratings": charts.ratings_figure(result["ratings"])}
     figures.update(charts.head_to_head_figures(order, _rounded(win_rate), duel_counts))
     figures["setter-solver"] = charts.roles_figure(result["setters"], result["solvers"])

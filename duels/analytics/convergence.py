@@ -185,4 +185,5 @@ def convergence_fit(
         "cross_author_clusters": sum(1 for c in clusters if len(c["authors"]) > 1),
         "cross_author_similarity": similarity,
         "environments": len(authored),
+        "authors": len({env.author for env in authored}),
     }

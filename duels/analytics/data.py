@@ -7,7 +7,8 @@ from typing import NamedTuple
 
 
 class DuelRecord(NamedTuple):
-    """A finished duel. `env_a` is None when A's side was forfeited (no valid environment)."""
+    """A finished duel as it recorded itself: environments (None when never written) and
+    forfeit flags; whether a side was played follows from these and its episodes."""
 
     key: int
     uuid: str
@@ -16,10 +17,12 @@ class DuelRecord(NamedTuple):
     env_a: str | None
     env_b: str | None
     observe: bool
+    forfeit_a: bool = False
+    forfeit_b: bool = False
 
 
 class EpisodeRecord(NamedTuple):
-    """One finished solver attempt."""
+    """One ended solver attempt; `success` is whether it passed (`duels.scoring.episode_passed`)."""
 
     duel: int | None
     environment: str
@@ -57,3 +60,5 @@ class AnalyticsInput:
     episodes: tuple[EpisodeRecord, ...] = ()
     environments: tuple[EnvironmentRecord, ...] = ()
     transfers: tuple[TransferRecord, ...] = field(default_factory=tuple)
+    # Model size in billions of parameters, for the players whose size is known.
+    sizes: tuple[tuple[str, float], ...] = ()

@@ -43,6 +43,16 @@ def bootstrap_counts(rng: np.random.Generator, size: int, resamples: int) -> np.
     return np.bincount(flat, minlength=resamples * size).reshape(resamples, size).astype(float)
 
 
+def pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r along the last axis (NaN where either side is constant); on ranks, Spearman ρ."""
+    x = x - x.mean(axis=-1, keepdims=True)
+    y = y - y.mean(axis=-1, keepdims=True)
+    denominator = np.sqrt((x * x).sum(axis=-1) * (y * y).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, (x * y).sum(axis=-1) / np.where(
+            denominator > 0, denominator, 1), np.nan)
+
+
 def percentile_interval(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """2.5% and 97.5% percentiles along axis 0, ignoring NaN (NaN where nothing is finite)."""
     if samples.shape[0] == 0:

@@ -32,6 +32,7 @@ class RatingResult:
     rank: list[int]
     duels: list[int]
     points: np.ndarray  # points[i, j]: points i scored against j (draws count half)
+    boot_points: np.ndarray | None = None  # the same per bootstrap resample (r, n, n)
 
 
 def points_matrix(
@@ -163,6 +164,7 @@ def ratings_fit(
         rank=interval_ranks(rating, low, high),
         duels=[int(c) for c in duel_counts],
         points=points,
+        boot_points=boot_points,
     )
 
 

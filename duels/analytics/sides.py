@@ -1,4 +1,4 @@
-"""Duel sides derived from stored episodes: pass rates, hint gain, setter score, outcome."""
+"""Duel sides for the analytics: each duel scored by the one rule in `duels.scoring`."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from duels.analytics.data import DuelRecord, EpisodeRecord
+from duels.scoring import DuelScore, SideScore, duel_score_from_episodes
 
 
 class Side(NamedTuple):
-    """One setter against one solver inside a duel."""
+    """One setter against one solver inside a duel; `valid` means the side was played."""
 
     duel: int
     setter: str
@@ -34,63 +35,47 @@ class Game(NamedTuple):
     score: float
 
 
-class EpisodeTally:
-    """Per-seed results of one solver on one environment within one duel."""
-
-    __slots__ = ("hinted", "unhinted")
-
-    def __init__(self) -> None:
-        self.unhinted: dict[int, bool] = {}
-        self.hinted: dict[int, bool] = {}
-
-
-def episodes_by_duel_side(
-    episodes: Iterable[EpisodeRecord],
-) -> dict[tuple[int, str, str], EpisodeTally]:
-    """Group duel episodes by (duel, environment, solver)."""
-    tallies: dict[tuple[int, str, str], EpisodeTally] = defaultdict(EpisodeTally)
+def episodes_by_duel(episodes: Iterable[EpisodeRecord]) -> dict[int, list[EpisodeRecord]]:
+    """Duel episodes grouped by duel key."""
+    grouped: dict[int, list[EpisodeRecord]] = defaultdict(list)
     for episode in episodes:
-        if episode.duel is None:
-            continue
-        tally = tallies[(episode.duel, episode.environment, episode.solver)]
-        bucket = tally.hinted if episode.hinted else tally.unhinted
-        bucket[episode.seed] = episode.success
-    return tallies
+        if episode.duel is not None:
+            grouped[episode.duel].append(episode)
+    return grouped
+
+
+def duel_record_score(duel: DuelRecord, episodes: Iterable[EpisodeRecord]) -> DuelScore:
+    """The one scoring rule applied to a duel record and its episodes."""
+    return duel_score_from_episodes(
+        forfeit_a=duel.forfeit_a, forfeit_b=duel.forfeit_b, env_a=duel.env_a, env_b=duel.env_b,
+        episodes=((e.environment, e.hinted, e.seed, e.success) for e in episodes),
+    )
 
 
 def _side(duel: DuelRecord, setter: str, solver: str, environment: str | None,
-          tallies: dict[tuple[int, str, str], EpisodeTally]) -> Side:
-    tally = tallies.get((duel.key, environment, solver)) if environment else None
-    if tally is None or not tally.unhinted or not tally.hinted:
-        # A forfeited (invalid) environment, or one never played, scores 0 for its setter.
-        return Side(duel.key, setter, solver, environment, False, None, None, None, 0.0, 0,
-                    duel.observe)
-    p_unhinted = sum(tally.unhinted.values()) / len(tally.unhinted)
-    p_hinted = sum(tally.hinted.values()) / len(tally.hinted)
-    flips = sum(
-        1 for seed, passed in tally.hinted.items()
-        if passed and tally.unhinted.get(seed) is False
-    )
-    return Side(duel.key, setter, solver, environment, True, p_unhinted, p_hinted,
-                p_hinted - p_unhinted, p_hinted * (1 - p_unhinted), flips, duel.observe)
+          score: SideScore) -> Side:
+    # A forfeited side scores 0 for its setter; it has no pass rates.
+    return Side(duel.key, setter, solver, environment, score.played, score.p_unhinted,
+                score.p_hinted, score.hint_gain, score.setter_score or 0.0, score.flips or 0,
+                duel.observe)
 
 
 def duel_sides(
     duels: Iterable[DuelRecord], episodes: Iterable[EpisodeRecord]
 ) -> tuple[list[Side], list[Game]]:
-    """Both sides of every duel and the duel as a game, all recomputed from episodes."""
-    tallies = episodes_by_duel_side(episodes)
+    """Both sides of every scorable duel and the duel as a game, scored by `duels.scoring`.
+
+    A duel with an unplayed side (no forfeit recorded, episodes missing) has no outcome and is
+    left out, never counted as a draw.
+    """
+    grouped = episodes_by_duel(episodes)
     sides: list[Side] = []
     games: list[Game] = []
     for duel in duels:
-        side_a = _side(duel, duel.a, duel.b, duel.env_a, tallies)
-        side_b = _side(duel, duel.b, duel.a, duel.env_b, tallies)
-        sides.extend((side_a, side_b))
-        if side_a.setter_score > side_b.setter_score:
-            score = 1.0
-        elif side_a.setter_score < side_b.setter_score:
-            score = 0.0
-        else:
-            score = 0.5
-        games.append(Game(duel.key, duel.a, duel.b, score))
+        score = duel_record_score(duel, grouped.get(duel.key, ()))
+        if score.outcome is None:
+            continue
+        sides.append(_side(duel, duel.a, duel.b, duel.env_a, score.a))
+        sides.append(_side(duel, duel.b, duel.a, duel.env_b, score.b))
+        games.append(Game(duel.key, duel.a, duel.b, score.points_a))
     return sides, games

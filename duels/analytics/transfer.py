@@ -16,7 +16,7 @@ import numpy as np
 from scipy import stats
 
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord, TransferRecord
-from duels.analytics.intervals import percentile_interval
+from duels.analytics.intervals import pearson_rows, percentile_interval
 
 
 def transfer_points(
@@ -53,19 +53,10 @@ def transfer_points(
     return rows
 
 
-def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    x = x - x.mean(axis=-1, keepdims=True)
-    y = y - y.mean(axis=-1, keepdims=True)
-    denominator = np.sqrt((x * x).sum(axis=-1) * (y * y).sum(axis=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denominator > 0, (x * y).sum(axis=-1) / np.where(
-            denominator > 0, denominator, 1), np.nan)
-
-
 def partial_spearman(x: np.ndarray, y: np.ndarray, control: np.ndarray) -> float | None:
     """Rank correlation of x and y with the control's ranks partialled out."""
     rx, ry, rz = (stats.rankdata(v) for v in (x, y, control))
-    r_xy, r_xz, r_yz = (float(_pearson_rows(a, b)) for a, b in ((rx, ry), (rx, rz), (ry, rz)))
+    r_xy, r_xz, r_yz = (float(pearson_rows(a, b)) for a, b in ((rx, ry), (rx, rz), (ry, rz)))
     if any(math.isnan(r) for r in (r_xy, r_xz, r_yz)):
         return None
     denominator = math.sqrt((1 - r_xz**2) * (1 - r_yz**2))
@@ -81,12 +72,12 @@ def transfer_fit(*, rows: Sequence[dict], resamples: int = 200, seed: int = 0) -
     gain = np.array([row["hint_gain"] for row in rows])
     improvement = np.array([row["improvement"] for row in rows])
     baseline = np.array([row["baseline"] for row in rows])
-    rho = float(_pearson_rows(stats.rankdata(gain), stats.rankdata(improvement)))
+    rho = float(pearson_rows(stats.rankdata(gain), stats.rankdata(improvement)))
     if math.isnan(rho):
         return None
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(rows), size=(resamples, len(rows)))
-    boot = _pearson_rows(stats.rankdata(gain[draws], axis=1),
+    boot = pearson_rows(stats.rankdata(gain[draws], axis=1),
                          stats.rankdata(improvement[draws], axis=1))
     low, high = percentile_interval(boot[:, None])
     return {
@@ -95,6 +86,7 @@ def transfer_fit(*, rows: Sequence[dict], resamples: int = 200, seed: int = 0) -
         "high": float(high[0]),
         "n": len(rows),
         "partial": partial_spearman(gain, improvement, baseline),
+        "method": f"Spearman ρ; bootstrap percentile interval, {resamples} resamples of rows",
     }
 
 

@@ -16,10 +16,10 @@ from django.utils import timezone
 from duels.engine.authoring import AuthoredSide, duel_author_side, duel_observe_digests
 from duels.engine.doorbell import doorbell_duel_updated
 from duels.engine.leases import duel_claim_authoring, heartbeat, worker_identity
-from duels.engine.queue import analytics_request_refresh
+from duels.engine.queue import analytics_data_changed
 from duels.models import DONE_STATUSES, Condition, Duel, EndReason, Episode, Player, Status
 from duels.players import prompts
-from duels.scoring import FORFEIT_SCORE, SideScore, duel_outcome, side_score
+from duels.scoring import DuelScore, duel_score_from_episodes, episode_passed
 
 
 class DuelError(Exception):
@@ -102,41 +102,31 @@ def _tournament_uuid(duel: Duel) -> str | None:
     return str(duel.tournament.uuid) if duel.tournament_id else None
 
 
-def duel_side_scores(*, duel: Duel) -> dict[str, SideScore | None]:
-    """Score each side from its stored episodes; a forfeited side scores 0; None if unplayed."""
-    scores: dict[str, SideScore | None] = {}
-    episodes = list(Episode.objects.filter(duel=duel).only(
-        "environment_id", "condition", "seed", "status", "success"))
-    for side in ("a", "b"):
-        environment_id = getattr(duel, f"env_{side}_id")
-        if getattr(duel, f"forfeit_{side}"):
-            scores[side] = FORFEIT_SCORE
-            continue
-        unhinted: dict[int, bool] = {}
-        hinted: dict[int, bool] = {}
-        for episode in episodes:
-            if episode.environment_id != environment_id:
-                continue
-            passed = episode.status == Status.FINISHED and bool(episode.success)
-            (hinted if episode.condition == Condition.HINTED else unhinted)[episode.seed] = passed
-        scores[side] = side_score(unhinted=unhinted, hinted=hinted) if unhinted and hinted else None
-    return scores
+def duel_score_stored(*, duel: Duel) -> DuelScore:
+    """Score the duel from its forfeit flags and stored episodes (the one scoring rule)."""
+    episodes = Episode.objects.filter(duel=duel).values_list(
+        "environment_id", "condition", "seed", "status", "success")
+    return duel_score_from_episodes(
+        forfeit_a=bool(duel.forfeit_a), forfeit_b=bool(duel.forfeit_b),
+        env_a=duel.env_a_id, env_b=duel.env_b_id,
+        episodes=((environment_id, condition == Condition.HINTED, seed,
+                   episode_passed(status=status, success=success))
+                  for environment_id, condition, seed, status, success in episodes),
+    )
+
+
+SCORE_FIELDS = ("p_unhinted", "p_hinted", "setter_score", "flips")
 
 
 def duel_rescore(*, duel: Duel) -> Duel:
     """Recompute pass rates, setter scores, flips and the outcome from the stored episodes."""
     duel.refresh_from_db()
-    scores = duel_side_scores(duel=duel)
-    for side, score in scores.items():
-        for field in ("p_unhinted", "p_hinted", "setter_score", "flips"):
-            setattr(duel, f"{field}_{side}", getattr(score, field) if score else None)
-    if scores["a"] is not None and scores["b"] is not None:
-        duel.outcome = duel_outcome(score_a=scores["a"].setter_score,
-                                    score_b=scores["b"].setter_score)
-    else:
-        duel.outcome = None
-    duel.save(update_fields=[f"{field}_{side}" for side in ("a", "b")
-                             for field in ("p_unhinted", "p_hinted", "setter_score", "flips")]
+    score = duel_score_stored(duel=duel)
+    for side in ("a", "b"):
+        for name in SCORE_FIELDS:
+            setattr(duel, f"{name}_{side}", getattr(score.side(side), name))
+    duel.outcome = score.outcome
+    duel.save(update_fields=[f"{name}_{side}" for side in ("a", "b") for name in SCORE_FIELDS]
               + ["outcome"])
     return duel
 
@@ -166,7 +156,7 @@ def duel_finalize_if_complete(*, duel: Duel) -> bool:
             duel_rescore(duel=duel)
     if ended:
         doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
-        analytics_request_refresh()
+        analytics_data_changed()
     return bool(ended)
 
 
@@ -203,18 +193,21 @@ def _duel_end(*, duel: Duel, status: str, reason: str) -> Duel:
 def duel_result(*, duel: Duel) -> dict:
     """The machine-readable result of a duel (docs/json-outputs.md)."""
     duel = Duel.objects.select_related("a", "b", "env_a", "env_b").get(pk=duel.pk)
-    result = {"duel": str(duel.uuid), "outcome": duel.outcome}
+    score = duel_score_stored(duel=duel)
+    outcome = score.outcome if duel.status == Status.FINISHED else None
+    result = {"duel": str(duel.uuid), "outcome": outcome}
     for side, setter in (("a", duel.a), ("b", duel.b)):
         environment = getattr(duel, f"env_{side}")
+        figures = score.side(side)
         result[side] = {
             "player": setter.name,
             "environment": str(environment.uuid) if environment else None,
-            "valid": bool(environment and environment.is_valid),
+            "valid": figures.played,
             "forfeit_reason": getattr(duel, f"forfeit_{side}") or None,
-            "p_unhinted": getattr(duel, f"p_unhinted_{side}"),
-            "p_hinted": getattr(duel, f"p_hinted_{side}"),
-            "hint_gain": getattr(duel, f"hint_gain_{side}"),
-            "setter_score": getattr(duel, f"setter_score_{side}"),
-            "flips": getattr(duel, f"flips_{side}"),
+            "p_unhinted": figures.p_unhinted,
+            "p_hinted": figures.p_hinted,
+            "hint_gain": figures.hint_gain,
+            "setter_score": figures.setter_score,
+            "flips": figures.flips,
         }
     return result

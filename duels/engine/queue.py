@@ -117,3 +117,18 @@ def analytics_request_refresh(*, delay_seconds: float = DEBOUNCE_SECONDS) -> boo
         logger.exception("could not queue an analytics refresh")
         return False
     return True
+
+
+def analytics_data_changed() -> bool:
+    """Rows the figures are computed from changed (an import, a finished duel, a transfer
+    upload): mark the snapshot stale and queue a background refresh. True when one was queued.
+
+    Never raises a database error (the change itself must not fail because of the figures).
+    """
+    from duels.models import AnalyticsSnapshot
+
+    try:
+        AnalyticsSnapshot.objects.filter(stale=False).update(stale=True)
+    except DatabaseError:
+        logger.exception("could not mark the analytics snapshot stale")
+    return analytics_request_refresh()

@@ -17,6 +17,7 @@ from uuid import UUID
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, models, transaction
 
+from duels.engine.queue import analytics_data_changed
 from duels.exchange.export import KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.identities import author_imported_username
 from duels.exchange.records import ExchangeImportError, exchange_canonical, exchange_read
@@ -270,4 +271,6 @@ def exchange_import(*, stream: IO[bytes]) -> ImportReport:
                     writer.write(line, exchange_canonical(obj, line))
             writer.flush()
         writer.finish()
+    if report.created_total:
+        analytics_data_changed()
     return report

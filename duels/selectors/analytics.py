@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 
 from duels.analytics.data import (
     AnalyticsInput,
@@ -25,8 +25,10 @@ from duels.models import (
     Step,
     TransferResult,
 )
+from duels.scoring import episode_passed
 
 CHUNK = 5000
+ENDED = (Status.FINISHED, Status.FAILED)
 
 
 def analytics_input() -> AnalyticsInput:
@@ -42,7 +44,7 @@ def analytics_input() -> AnalyticsInput:
             "id", "uuid", "a_id", "b_id", "env_a_id", "env_b_id", "forfeit_a", "forfeit_b",
             "observe").iterator(chunk_size=CHUNK):
         duels.append((key, str(duel_uuid), player_names[a_id], player_names[b_id],
-                      None if forfeit_a else env_a_id, None if forfeit_b else env_b_id, observe))
+                      env_a_id, env_b_id, observe, bool(forfeit_a), bool(forfeit_b)))
 
     hints: dict[int, list[str]] = defaultdict(list)
     for environment_id, text in Hint.objects.values_list("environment_id", "text").iterator(
@@ -60,28 +62,30 @@ def analytics_input() -> AnalyticsInput:
         .iterator(chunk_size=CHUNK)
     ):
         environment_uuid[env_id] = str(env_uuid)
+        # Never validated here (an import without a report) is not invalid: only a recorded
+        # failed validation excludes an environment from the solver figures.
         environments.append(EnvironmentRecord(
-            str(env_uuid), title, player_names.get(author_id), status == EnvironmentStatus.VALID,
+            str(env_uuid), title, player_names.get(author_id), status != EnvironmentStatus.INVALID,
             source, tuple(hints.get(env_id, ())), reset_text or "",
         ))
-    valid = {env.uuid for env in environments if env.valid}
 
-    def played(env_id: int | None) -> str | None:
-        uuid = environment_uuid.get(env_id) if env_id is not None else None
-        return uuid if uuid in valid else None
-
+    # Played or forfeited comes from each duel's own record (forfeit flags + episodes), never
+    # from an environment's status now.
     duel_records = tuple(
-        DuelRecord(key, uuid, a, b, played(env_a), played(env_b), observe)
-        for key, uuid, a, b, env_a, env_b, observe in duels
+        DuelRecord(key, uuid, a, b, environment_uuid.get(env_a), environment_uuid.get(env_b),
+                   observe, forfeit_a, forfeit_b)
+        for key, uuid, a, b, env_a, env_b, observe, forfeit_a, forfeit_b in duels
     )
     duel_keys = {duel.key for duel in duel_records}
+    # Every episode of a finished duel counts (an environment fault is "not passed", as the
+    # engine scores it); outside duels, only episodes that ended normally.
     episodes = tuple(
         EpisodeRecord(duel_id if duel_id in duel_keys else None, environment_uuid[env_id],
                       player_names[solver_id], condition == Condition.HINTED, seed,
-                      bool(success))
-        for duel_id, env_id, solver_id, condition, seed, success in Episode.objects.filter(
-            status=Status.FINISHED, success__isnull=False
-        ).values_list("duel_id", "environment_id", "solver_id", "condition", "seed",
+                      episode_passed(status=status, success=success))
+        for duel_id, env_id, solver_id, condition, seed, status, success in Episode.objects.filter(
+            Q(duel__status=Status.FINISHED) | Q(status=Status.FINISHED, success__isnull=False)
+        ).values_list("duel_id", "environment_id", "solver_id", "condition", "seed", "status",
                       "success").iterator(chunk_size=CHUNK)
         if duel_id is None or duel_id in duel_keys
     )
@@ -92,10 +96,35 @@ def analytics_input() -> AnalyticsInput:
         TransferResult.objects.values_list("learner_id", "environment_id", "author_id",
                                            "benchmark", "before", "after")
     )
+    sizes = tuple(
+        (name, size) for name, size in Player.objects.filter(parameters_b__isnull=False)
+        .order_by("name").values_list("name", "parameters_b")
+    )
     return AnalyticsInput(
+        sizes=sizes,
         players=tuple(sorted(player_names.values())),
         duels=duel_records,
         episodes=episodes,
         environments=tuple(environments),
         transfers=transfers,
     )
+
+
+def analytics_fingerprint() -> dict[str, list]:
+    """What the figures would be computed from now: [count, highest id] of each kind of row
+    analytics read (players also by how many have a known size, and those sizes' sum).
+
+    A snapshot whose fingerprint differs describes older data. Five indexed aggregates.
+    """
+    def count_and_last(queryset, **extra) -> list:
+        row = queryset.order_by().aggregate(count=Count("id"), last=Max("id"), **extra)
+        return [row.pop("count"), row.pop("last"), *row.values()]
+
+    return {
+        "duels": count_and_last(Duel.objects.filter(status=Status.FINISHED)),
+        "episodes": count_and_last(Episode.objects.filter(status__in=ENDED)),
+        "transfers": count_and_last(TransferResult.objects.all()),
+        "environments": count_and_last(Environment.objects.all()),
+        "players": count_and_last(Player.objects.all(), sized=Count("parameters_b"),
+                                  size_sum=Sum("parameters_b")),
+    }

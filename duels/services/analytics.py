@@ -1,8 +1,10 @@
 """Analytics snapshots: compute every figure in the background and cache the result.
 
-Pages read only the latest snapshot; they never compute a bootstrap on a request. The engine
-asks for a refresh after each duel finishes (`duels.engine.queue.analytics_request_refresh`);
-requests within the debounce window share one queued task.
+Each snapshot records the data it was computed from (`analytics_fingerprint`). Writes that
+change that data mark the snapshot stale and queue a background refresh
+(`duels.engine.queue.analytics_data_changed`; requests within the debounce window share one
+task). `manage.py analytics` recomputes in the foreground when the snapshot is missing or stale;
+the page shows the snapshot's age and refreshes it in the background.
 """
 
 from __future__ import annotations
@@ -14,27 +16,47 @@ from django.utils import timezone
 
 from duels.analytics.compute import analytics_compute
 from duels.models import AnalyticsSnapshot
-from duels.selectors.analytics import analytics_input
+from duels.selectors.analytics import analytics_fingerprint, analytics_input
+from duels.services.estimates import environment_estimates_store
 
 logger = logging.getLogger(__name__)
 
 KEEP_SNAPSHOTS = 5
+RESAMPLES = 1000  # bootstrap resamples behind every interval
 
 
-def analytics_refresh() -> AnalyticsSnapshot:
+def analytics_refresh(*, resamples: int = RESAMPLES) -> AnalyticsSnapshot:
     """Compute all figures from stored episodes and store them as the newest snapshot."""
     started = time.perf_counter()
     computed_at = timezone.now()
-    data = analytics_compute(analytics_input(), computed_at=computed_at)
+    # Read the fingerprint first: rows added while computing make the snapshot stale, never
+    # falsely current.
+    fingerprint = analytics_fingerprint()
+    data = analytics_compute(analytics_input(), computed_at=computed_at, resamples=resamples)
     duration_ms = round((time.perf_counter() - started) * 1000)
-    snapshot = AnalyticsSnapshot.objects.create(data=data, duration_ms=duration_ms)
+    snapshot = AnalyticsSnapshot.objects.create(data=data, duration_ms=duration_ms,
+                                                fingerprint=fingerprint)
     # computed_at is auto_now_add; keep it equal to the time the figures were read.
     AnalyticsSnapshot.objects.filter(pk=snapshot.pk).update(computed_at=computed_at)
     snapshot.computed_at = computed_at
+    environment_estimates_store(irt=data.get("irt"), computed_at=computed_at)
     stale = AnalyticsSnapshot.objects.order_by("-computed_at", "-pk").values_list(
         "pk", flat=True)[KEEP_SNAPSHOTS:]
     AnalyticsSnapshot.objects.filter(pk__in=list(stale)).delete()
     return snapshot
+
+
+def analytics_is_current(*, snapshot: AnalyticsSnapshot) -> bool:
+    """True when nothing marked the snapshot stale and the data's fingerprint is unchanged."""
+    return not snapshot.stale and snapshot.fingerprint == analytics_fingerprint()
+
+
+def analytics_current() -> AnalyticsSnapshot:
+    """The newest snapshot when it describes the data as it stands, else one computed now."""
+    snapshot = analytics_latest()
+    if snapshot is not None and analytics_is_current(snapshot=snapshot):
+        return snapshot
+    return analytics_refresh()
 
 
 def analytics_latest() -> AnalyticsSnapshot | None:

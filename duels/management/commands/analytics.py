@@ -1,19 +1,20 @@
-"""`manage.py analytics [--refresh] [--json]`: print the cached analytics figures."""
+"""`manage.py analytics [--refresh] [--json]`: print the analytics figures for the data as it
+stands (the stored snapshot when it is current, else recomputed first)."""
 
 from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from duels.analytics.compute import design_shape
 from duels.management.commands._text import analytics_lines
-from duels.services.analytics import analytics_latest, analytics_refresh
+from duels.services.analytics import analytics_current, analytics_refresh
 
 
 class Command(BaseCommand):
-    help = ("Print the analytics figures (--json: the shape in docs/json-outputs.md); "
-            "--refresh recomputes first.")
+    help = ("Print the analytics figures (machine-readable with --json), recomputed first when the "
+            "data changed since the last computation; --refresh always recomputes.")
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -21,11 +22,14 @@ class Command(BaseCommand):
                             help="recompute from stored episodes before printing")
 
     def handle(self, *args, **options) -> None:
-        snapshot = analytics_refresh() if options["refresh"] else analytics_latest()
-        if snapshot is None:
-            raise CommandError("No analytics computed yet; run with --refresh.")
+        snapshot = analytics_refresh() if options["refresh"] else analytics_current()
         data = snapshot.data
         if options["json"]:
             self.stdout.write(json.dumps(design_shape(data), indent=2))
             return
-        self.stdout.write("\n".join(analytics_lines(data)))
+        lines = analytics_lines(data)
+        lines.append("")
+        lines.append("findings (the study's claims checked on these duels)")
+        for finding in data.get("findings") or []:
+            lines.append(f"  {finding['verdict']:<16} {finding['claim']}")
+        self.stdout.write("\n".join(lines))

@@ -54,7 +54,7 @@ def test_small_tournament_fills_every_design_key_and_figure():
 
 def test_a_forfeited_side_scores_zero_and_loses():
     data = small_tournament()
-    forfeit = data.duels[0]._replace(env_a=None)
+    forfeit = data.duels[0]._replace(env_a=None, forfeit_a=True)
     result = analytics_compute(AnalyticsInput(data.players, (forfeit, *data.duels[1:]),
                                               data.episodes, data.environments))
     ann = next(row for row in result["setters"] if row["player"] == "ann")

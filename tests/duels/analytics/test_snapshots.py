@@ -45,12 +45,17 @@ def test_selector_reads_everything_in_a_constant_number_of_queries(
         analytics_input()
 
 
-def test_invalid_environment_counts_as_forfeit(make):
+def test_a_side_is_played_or_forfeited_as_its_duel_records_it(make):
     duel = make.finished_duel()
+    # The environment's status today does not rewrite a finished duel ...
     duel.env_a.status = EnvironmentStatus.INVALID
     duel.env_a.save()
-    data = analytics_input()
-    assert data.duels[0].env_a is None and data.duels[0].env_b == str(duel.env_b.uuid)
+    record = analytics_input().duels[0]
+    assert record.env_a == str(duel.env_a.uuid) and record.forfeit_a is False
+    # ... the duel's own forfeit flag does.
+    duel.forfeit_a = "invalid environment"
+    duel.save()
+    assert analytics_input().duels[0].forfeit_a is True
 
 
 def test_refresh_stores_a_snapshot_recomputed_from_episodes(make):
@@ -82,11 +87,16 @@ def test_command_prints_the_design_json(make, capsys):
     printed = json.loads(capsys.readouterr().out)
     assert list(printed) == ["computed_at", "ratings", "setters", "solvers", "divergence",
                              "transitivity", "environments", "convergence", "transfer",
-                             "observe_uplift"]
+                             "observe_uplift", "scale", "findings", "irt"]
+    assert [finding["id"] for finding in printed["findings"]] == [
+        "solver_not_setter", "small_models_set_harder", "transitive", "designs_converge",
+        "gain_predicts_transfer"]
     assert printed["ratings"][0]["player"] == "p0"
     assert printed["transfer"] is None
 
 
 def test_command_on_an_empty_database_says_not_enough(db, capsys):
     call_command("analytics", "--refresh")
-    assert "not enough duels yet" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "not enough data: no finished duel yet" in printed
+    assert printed.count("not enough data") == 6  # the summary line and all five findings

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from fractions import Fraction
 
 import pytest
 
@@ -32,17 +33,17 @@ def no_latency(settings):
     settings.ENVDUELS_BUILTIN_LATENCY_MS = 0
 
 
-def side_rates(duel, side: str) -> tuple[float, float] | None:
+def side_rates(duel, side: str) -> tuple[Fraction, Fraction] | None:
     """(unhinted, hinted) pass rate on one side's environment, from its stored episodes."""
     environment = getattr(duel, f"env_{side}")
-    if environment is None or not environment.is_valid:
+    if environment is None or getattr(duel, f"forfeit_{side}"):
         return None
     episodes = Episode.objects.filter(duel=duel, environment=environment, status=Status.FINISHED)
     rates = []
     for condition in (Condition.UNHINTED, Condition.HINTED):
         wins = [bool(e.success) for e in episodes.filter(condition=condition)]
         assert len(wins) == duel.attempts, (duel.uuid, side, condition, len(wins))
-        rates.append(sum(wins) / len(wins))
+        rates.append(Fraction(sum(wins), len(wins)))
     return rates[0], rates[1]
 
 
@@ -61,14 +62,15 @@ def test_a_builtin_round_robin_has_hint_gains_and_decisive_duels():
         for side in "ab":
             rates = side_rates(duel, side)
             if rates is None:
-                scores[side] = 0.0
+                scores[side] = Fraction(0)
                 continue
             p_unhinted, p_hinted = rates
-            gains.append(p_hinted - p_unhinted)
-            solver_gains[(duel.b if side == "a" else duel.a).name].append(p_hinted - p_unhinted)
+            gains.append(float(p_hinted - p_unhinted))
+            solver_gains[(duel.b if side == "a" else duel.a).name].append(
+                float(p_hinted - p_unhinted))
             scores[side] = p_hinted * (1 - p_unhinted)
-        setter_scores[duel.a.name].append(scores["a"])
-        setter_scores[duel.b.name].append(scores["b"])
+        setter_scores[duel.a.name].append(float(scores["a"]))
+        setter_scores[duel.b.name].append(float(scores["b"]))
         outcome = duel_outcome(score_a=scores["a"], score_b=scores["b"])
         assert outcome == duel.outcome, (duel.uuid, scores, duel.outcome)
         decisive += outcome != "draw"

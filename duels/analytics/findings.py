@@ -1,0 +1,184 @@
+"""The study's five findings as verdicts on this installation's data.
+
+Each finding is one small function of the computed figures (the `analytics --json` result), so
+a finding can change the figure it rests on without touching the others. Every finding has the
+same fields: `id`, `claim`, `verdict` (`supported`, `contradicted`, `not enough data`), `figure`
+({key, label, value, n_of}; `key` is its glossary entry), `interval` ({low, high, method}; null
+while there is no figure; low and high null for a figure that is itself a probability), `n`, and
+`needs` (what data would settle it; null once settled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from duels.analytics.scale import MIN_PLAYERS
+from duels.analytics.transitivity import CHANCE_SHARE
+
+SUPPORTED = "supported"
+CONTRADICTED = "contradicted"
+NOT_ENOUGH = "not enough data"
+VERDICTS = (SUPPORTED, CONTRADICTED, NOT_ENOUGH)
+DECISIVE_PROBABILITY = 0.95  # a bootstrap probability this far from ½ decides
+ALPHA = 0.05
+MIN_CONVERGENCE_ENVIRONMENTS = 20  # a permutation test on fewer says little either way
+MIN_CONVERGENCE_AUTHORS = 3
+
+
+def _finding(id: str, claim: str, verdict: str, *, key: str, label: str, value, n: int,
+             n_of: str, interval: dict | None = None, needs: str | None = None) -> dict:
+    return {
+        "id": id, "claim": claim, "verdict": verdict,
+        "figure": {"key": key, "label": label, "value": value, "n_of": n_of},
+        "interval": interval, "n": n,
+        "needs": None if verdict != NOT_ENOUGH else needs,
+    }
+
+
+def _interval(low, high, method: str | None) -> dict | None:
+    if low is None or high is None:
+        return None
+    return {"low": low, "high": high, "method": method}
+
+
+def _no_interval(method: str) -> dict:
+    """A figure that is itself a probability: no interval, and the card says why."""
+    return {"low": None, "high": None, "method": method}
+
+
+def _above(id: str, claim: str, kwargs: dict, *, low: float, high: float, threshold: float,
+           needs: str) -> dict:
+    """Supported when the interval lies above `threshold`, contradicted when at or below it."""
+    if low > threshold:
+        return _finding(id, claim, SUPPORTED, **kwargs)
+    if high <= threshold:
+        return _finding(id, claim, CONTRADICTED, **kwargs)
+    return _finding(id, claim, NOT_ENOUGH, **kwargs, needs=needs)
+
+
+def _resamples(result: dict) -> int:
+    return (result.get("summary") or {}).get("resamples") or 0
+
+
+def finding_solver_not_setter(result: dict) -> dict:
+    """(1) The strongest solver is not the strongest setter."""
+    claim = "The strongest solver is not the strongest setter."
+    divergence = result.get("divergence") or {}
+    p = divergence.get("p_top_differs")
+    n = divergence.get("players") or 0
+    kwargs = {"key": "p_top_differs", "label": "share of resamples where the top solver is not "
+              "the top setter", "value": p, "n": n,
+              "n_of": "players who both set and solved",
+              "interval": _no_interval(f"none: the figure is itself a probability over "
+                                       f"{_resamples(result)} bootstrap resamples of whole duels")}
+    if p is None or n < 3:
+        return _finding("solver_not_setter", claim, NOT_ENOUGH, **kwargs,
+                        needs="finished duels in which at least three players have both set "
+                              "and solved environments")
+    if p >= DECISIVE_PROBABILITY:
+        return _finding("solver_not_setter", claim, SUPPORTED, **kwargs)
+    if p <= 1 - DECISIVE_PROBABILITY:
+        return _finding("solver_not_setter", claim, CONTRADICTED, **kwargs)
+    return _finding("solver_not_setter", claim, NOT_ENOUGH, **kwargs,
+                    needs="more duels among the leading players, until the top solver and the "
+                          "top setter agree or differ in at least 95% of resamples")
+
+
+def finding_small_models_set_harder(result: dict) -> dict:
+    """(2) Smaller models write harder environments and learn more from others' duels."""
+    claim = ("Smaller models write harder environments and learn more from watching others' "
+             "duels.")
+    scale = result.get("scale") or {}
+    n = scale.get("n") or result.get("summary", {}).get("players_with_size", 0)
+    rho, low, high = scale.get("setter_spearman"), scale.get("low"), scale.get("high")
+    kwargs = {"key": "scale_rho", "label": "Spearman ρ of model size with setter strength",
+              "value": rho, "n": n, "n_of": "players with a known size who set environments",
+              "interval": _interval(low, high, scale.get("method"))}
+    if rho is None or n < MIN_PLAYERS:
+        return _finding("small_models_set_harder", claim, NOT_ENOUGH, **kwargs,
+                        needs=f"a size (parameters_b) for at least {MIN_PLAYERS} players that "
+                              "have set environments in finished duels")
+    # Larger models learning more from others' duels would go against the second half.
+    u_low = scale.get("u_low")
+    uplift_against = u_low is not None and u_low > 0
+    if (low is not None and low > 0) or uplift_against:
+        return _finding("small_models_set_harder", claim, CONTRADICTED, **kwargs)
+    if high is not None and high < 0:
+        return _finding("small_models_set_harder", claim, SUPPORTED, **kwargs)
+    return _finding("small_models_set_harder", claim, NOT_ENOUGH, **kwargs,
+                    needs="more sized players or more duels per player, until the interval "
+                          "of ρ lies on one side of 0")
+
+
+def finding_transitive(result: dict) -> dict:
+    """(3) Head-to-head results are transitive: a stable ranking forms."""
+    claim = "Head-to-head results are transitive: a stable ranking forms."
+    transitivity = result.get("transitivity") or {}
+    share = transitivity.get("transitive_share")
+    n = transitivity.get("decided_triples") or 0
+    low, high = transitivity.get("share_low"), transitivity.get("share_high")
+    kwargs = {"key": "transitive_share", "label": "share of decided triples that are ordered "
+              f"(chance {CHANCE_SHARE:g})", "value": share, "n": n, "n_of": "decided triples",
+              "interval": _interval(low, high, transitivity.get("share_method"))}
+    if share is None or low is None:
+        return _finding("transitive", claim, NOT_ENOUGH, **kwargs,
+                        needs="duels among at least three players so that every pair of some "
+                              "triple has a winner by points")
+    return _above(
+        "transitive", claim, kwargs, low=low, high=high, threshold=CHANCE_SHARE,
+        needs=f"more decided pairs, until the interval clears the chance level "
+              f"{CHANCE_SHARE:g}")
+
+
+def finding_designs_converge(result: dict) -> dict:
+    """(4) Independent authors converge on the same designs."""
+    claim = "Independent authors converge on the same environment designs."
+    convergence = result.get("convergence") or {}
+    p = convergence.get("p_value")
+    n = convergence.get("environments") or 0
+    authors = convergence.get("authors") or 0
+    cross = convergence.get("cross_author_clusters") or 0
+    kwargs = {"key": "convergence_p", "label": "permutation p-value of cross-author similarity",
+              "value": p, "n": n, "n_of": f"authored environments ({cross} cross-author "
+                                          "near-duplicate clusters)",
+              "interval": _no_interval("none: the figure is a permutation-test p-value "
+                                       "(author labels shuffled)")}
+    if p is not None and p < ALPHA and cross:
+        return _finding("designs_converge", claim, SUPPORTED, **kwargs)
+    if (p is not None and p >= ALPHA and n >= MIN_CONVERGENCE_ENVIRONMENTS
+            and authors >= MIN_CONVERGENCE_AUTHORS):
+        return _finding("designs_converge", claim, CONTRADICTED, **kwargs)
+    return _finding("designs_converge", claim, NOT_ENOUGH, **kwargs,
+                    needs=f"at least {MIN_CONVERGENCE_ENVIRONMENTS} environments from "
+                          f"{MIN_CONVERGENCE_AUTHORS} or more authors (now {n} from {authors})")
+
+
+def finding_gain_predicts_transfer(result: dict) -> dict:
+    """(5) Hint gain predicts how much a learner improves after training on an environment."""
+    claim = "Hint gain predicts how much a learner improves after training on an environment."
+    transfer = result.get("transfer") or {}
+    rho, low, high = transfer.get("spearman"), transfer.get("low"), transfer.get("high")
+    n = transfer.get("n") or 0
+    kwargs = {"key": "transfer_rho", "label": "Spearman ρ of hint gain with improvement",
+              "value": rho, "n": n, "n_of": "transfer results joined to hint gains",
+              "interval": _interval(low, high, transfer.get("method"))}
+    if rho is None or low is None:
+        return _finding("gain_predicts_transfer", claim, NOT_ENOUGH, **kwargs,
+                        needs="at least 3 imported transfer results (before/after a learner "
+                              "trained on an environment) for environments it has played")
+    return _above("gain_predicts_transfer", claim, kwargs, low=low, high=high, threshold=0.0,
+                  needs="more transfer results, until the interval of ρ lies above or below 0")
+
+
+FINDINGS: tuple[Callable[[dict], dict], ...] = (
+    finding_solver_not_setter,
+    finding_small_models_set_harder,
+    finding_transitive,
+    finding_designs_converge,
+    finding_gain_predicts_transfer,
+)
+
+
+def findings_compute(result: dict) -> list[dict]:
+    """The five findings, in their fixed order, from the computed figures."""
+    return [finding(result) for finding in FINDINGS]
