@@ -1,4 +1,5 @@
-"""Crash test with real processes: two db_workers on PostgreSQL, one SIGKILLed mid-episode."""
+"""Crash test with real processes: two `manage.py worker`s on PostgreSQL, one SIGKILLed
+mid-episode with all its processes (as when its machine dies)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from duels.engine.worker_registry import REAPED_EXCEPTION
 from sandbox_runner import available_backends
 from tests.helpers.parts import need
 from tests.helpers.postgres import fresh_postgres_database
@@ -31,12 +33,26 @@ def _manage(env: dict, *args: str, timeout: float = 120) -> str:
     return done.stdout
 
 
-def _worker(env: dict, name: str, log: Path) -> subprocess.Popen:
+def _worker(env: dict, log: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, MANAGE, "db_worker", "--queue-name", "*", "--no-reload",
-         "--no-startup-delay", "--interval", "0.2", "--worker-id", name],
+        [sys.executable, MANAGE, "worker", "--concurrency", "1"],
         env=env, cwd=ROOT, stdout=log.open("ab"), stderr=subprocess.STDOUT,
     )
+
+
+def _children(pid: int) -> list[int]:
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    return [int(line) for line in found.stdout.split()]
+
+
+def _kill_machine(supervisor: subprocess.Popen) -> None:
+    """SIGKILL the supervisor and every worker process it runs, leaving no chance to clean up."""
+    os.kill(supervisor.pid, signal.SIGSTOP)  # it must not restart the children we kill
+    time.sleep(0.2)
+    for pid in _children(supervisor.pid):
+        os.kill(pid, signal.SIGKILL)
+    os.kill(supervisor.pid, signal.SIGKILL)
+    supervisor.wait()
 
 
 def _wait_for(condition, *, timeout: float, what: str):
@@ -57,6 +73,7 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
     with fresh_postgres_database() as url:
         env = {**os.environ, "DATABASE_URL": url, "ENVDUELS_BUILTIN_LATENCY_MS": "150",
                "ENVDUELS_LEASE_SECONDS": "3", "ENVDUELS_VAR_DIR": str(tmp_path),
+               "ENVDUELS_WORKER_HEARTBEAT_SECONDS": "1",
                # bwrap sandboxes die with their worker; a killed worker leaves nothing behind.
                "ENVDUELS_SANDBOX": "bwrap" if "bwrap" in backends else backends[0]}
         env.pop("REDIS_URL", None)
@@ -67,28 +84,43 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
         tournament = created["tournament"]
         log = tmp_path / "workers.log"
         # The victim starts first, so it surely holds work when it is killed.
-        victim = _worker(env, "victim", log)
+        victim = _worker(env, log)
         workers = [victim]
         try:
             with psycopg.connect(url, autocommit=True) as db:
-                # Kill the victim while it holds an episode that has stored steps.
+                # Kill the victim while one of its worker processes holds an episode that has
+                # stored steps (a lease owner is host:pid:random).
                 def victim_mid_episode():
+                    owners = [f"%:{pid}:%" for pid in _children(victim.pid)]
                     return db.execute(
                         "SELECT e.id FROM duels_episode e WHERE e.status = 'running' "
-                        "AND e.lease_owner LIKE %s AND e.steps >= 1",
-                        (f"%:{victim.pid}:%",),
-                    ).fetchone()
+                        "AND e.lease_owner LIKE ANY(%s) AND e.steps >= 1", (owners,),
+                    ).fetchone() if owners else None
 
                 _wait_for(victim_mid_episode, timeout=90, what="the victim mid-episode")
-                workers.append(_worker(env, "survivor", log))
+                workers.append(_worker(env, log))
                 time.sleep(1.5)
-                held = _wait_for(victim_mid_episode, timeout=30, what="the victim mid-episode")
+
+                def freeze_mid_episode():
+                    # Frozen, the victim cannot finish the episode before it is killed.
+                    family = [victim.pid, *_children(victim.pid)]
+                    for pid in family:
+                        os.kill(pid, signal.SIGSTOP)
+                    held = victim_mid_episode()
+                    if not held:
+                        for pid in family:
+                            os.kill(pid, signal.SIGCONT)
+                    return held
+
+                held = _wait_for(freeze_mid_episode, timeout=30, what="the victim mid-episode")
                 steps_before = db.execute(
                     "SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
                     (held[0],)).fetchall()
-                os.kill(victim.pid, signal.SIGKILL)
-                victim.wait()
-                workers.append(_worker(env, "victim-restarted", log))
+                victim_ids = [row[0] for row in db.execute(
+                    "SELECT worker_id FROM duels_workerheartbeat WHERE supervisor_pid = %s",
+                    (victim.pid,)).fetchall()]
+                assert len(victim_ids) == 2, victim_ids  # one engine worker, one service worker
+                _kill_machine(victim)
 
                 def tournament_done():
                     row = db.execute("SELECT status FROM duels_tournament WHERE uuid = %s",
@@ -126,11 +158,29 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
                     "SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
                     (held[0],)).fetchall()
                 assert steps_after[: len(steps_before)] == steps_before
+                # The dead machine's task rows were reaped (none is left RUNNING) and its
+                # workers are gone from the heartbeats; the survivor's are there.
+                def reaped():
+                    return db.execute("SELECT count(*) FROM django_tasks_database_dbtaskresult "
+                                      "WHERE status = 'RUNNING' AND worker_ids ?| %s",
+                                      (victim_ids,)).fetchone()[0] == 0
+                _wait_for(reaped, timeout=30, what="the dead worker's task rows to be reaped")
+                heartbeats = [row[0] for row in db.execute(
+                    "SELECT worker_id FROM duels_workerheartbeat").fetchall()]
+                assert not set(victim_ids) & set(heartbeats) and len(heartbeats) == 2
+                failed_rows = db.execute(
+                    "SELECT count(*) FROM django_tasks_database_dbtaskresult "
+                    "WHERE status = 'FAILED' AND exception_class_path <> %s", (REAPED_EXCEPTION,)
+                ).fetchone()[0]
+                assert failed_rows == 0
                 duels_done = db.execute("SELECT duels_done, duels_total FROM duels_tournament "
                                         "WHERE uuid = %s", (tournament,)).fetchone()
                 assert duels_done[0] == duels_done[1] == 3
         finally:
             for worker in workers:
                 if worker.poll() is None:
-                    worker.send_signal(signal.SIGKILL)
-                    worker.wait()
+                    worker.send_signal(signal.SIGTERM)
+                    try:
+                        worker.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        _kill_machine(worker)
