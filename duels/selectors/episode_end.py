@@ -40,8 +40,10 @@ def episode_end_summary(
             "detail": "The episode was stopped before it ended; it is not counted.",
         }
     if status == Status.FAILED:
+        reason = EndReason(end_reason).label if end_reason in EndReason.values else ""
         detail = (
-            "An infrastructure fault stopped this episode; it is not counted as the solver's "
+            (f"{reason[:1].upper()}{reason[1:]}: " if reason else "")
+            + "an infrastructure fault stopped this episode; it is not counted as the solver's "
             f"result. {error}"
         )
         return {"kind": "error", "title": "Stopped by an error", "detail": detail.strip()}

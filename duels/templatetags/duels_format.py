@@ -35,6 +35,42 @@ def signed(value: float | None, digits: int = 2) -> str:
 
 
 @register.filter
+def pp(value: float | None, digits: int = 0) -> str:
+    """A difference of two pass rates in percentage points, signed: 0.25 -> "+25 pp"."""
+    if value is None or value == "":
+        return "—"
+    return f"{signed(float(value) * 100, digits)} pp"
+
+
+@register.simple_tag
+def pct_range(low: float | None, high: float | None) -> str:
+    """A 95% interval of a pass rate: "[12%, 48%]" (empty when unknown)."""
+    if low is None or high is None:
+        return ""
+    return f"[{pct(low)}, {pct(high)}]"
+
+
+@register.simple_tag
+def pp_range(low: float | None, high: float | None) -> str:
+    """A 95% interval of a hint gain in percentage points: "[−10, +40] pp"."""
+    if low is None or high is None:
+        return ""
+    return f"[{signed(float(low) * 100, 0)}, {signed(float(high) * 100, 0)}] pp"
+
+
+@register.simple_tag
+def metric(key: str, label: str = "") -> SafeString:
+    """A metric's label linked to its definition on the glossary page."""
+    from duels.glossary import glossary_term
+
+    term = glossary_term(key=key)
+    return format_html(
+        '<a class="metric" href="/glossary/#{}" title="{}">{}</a>',
+        term.key, term.meaning, label or term.label,
+    )
+
+
+@register.filter
 def num(value: float | None, digits: int = 2) -> str:
     if value is None or value == "":
         return "—"

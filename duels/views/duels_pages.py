@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from duels.forms import DuelFilterForm, DuelTriggerForm
+from duels.selectors.duel_explain import duel_explanation
 from duels.selectors.duels import duel_get, duel_halves, duel_list, duel_recent_by_user
 from duels.views.common import paginate
 
@@ -38,7 +39,9 @@ def duel_detail(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
     template = "duels/duels/detail.html"
     if request.htmx and request.htmx.target == "duel-live":
         template += "#duel-live"
-    return render(request, template, {"duel": duel, "halves": duel_halves(duel=duel)})
+    halves = duel_halves(duel=duel)
+    why = duel_explanation(duel=duel, halves=halves)
+    return render(request, template, {"duel": duel, "halves": halves, "why": why})
 
 
 def _rate_limit_message(user) -> str | None:

@@ -92,6 +92,13 @@ def export_training_chat(request: HttpRequest) -> StreamingHttpResponse:
     return _download(export_lines(request=export), "chat")
 
 
+@require_GET
+@login_required
+def export_page(request: HttpRequest) -> HttpResponse:
+    """What can be downloaded, in which format, with links (the list pages filter them)."""
+    return render(request, "duels/exchange/export.html")
+
+
 @staff_member_required
 @require_http_methods(["GET", "POST"])
 def import_page(request: HttpRequest) -> HttpResponse:
@@ -128,5 +135,6 @@ urlpatterns = [
     path("export/training/environments.jsonl", export_training_environments,
          name="export_training_environments"),
     path("export/training/chat.jsonl", export_training_chat, name="export_training_chat"),
+    path("export/", export_page, name="export"),
     path("import/", import_page, name="import"),
 ]

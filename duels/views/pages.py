@@ -13,7 +13,7 @@ from duels.selectors.dashboard import (
     dashboard_leaderboard,
     dashboard_players,
 )
-from duels.views import duels_pages, environments, episodes, players, tournaments
+from duels.views import duels_pages, environments, episodes, glossary, players, tournaments
 
 
 @require_GET
@@ -45,4 +45,5 @@ urlpatterns = [
     *duels_pages.urlpatterns,
     *episodes.urlpatterns,
     *tournaments.urlpatterns,
+    *glossary.urlpatterns,
 ]

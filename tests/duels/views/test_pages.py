@@ -101,7 +101,7 @@ def test_player_pages_label_builtins_and_show_pass_rates(owner_client, make):
     detail = owner_client.get(f"/players/{duel.a.uuid}/").text
     # As setter: B failed A's environment unhinted (0%) and passed hinted (100%).
     setter = detail.split("As setter")[1].split("As solver")[0]
-    assert "0%" in setter and "100%" in setter and "+1.00" in setter
+    assert "0%" in setter and "100%" in setter and "+100 pp" in setter
     assert duel.env_a.title in detail
 
 
@@ -166,11 +166,12 @@ def test_duel_detail_shows_both_halves_and_links(owner_client, make):
     duel = make.finished_duel(forfeit_b="no python block in the answer")
     page = owner_client.get(f"/duels/{duel.uuid}/").text
     assert duel.env_a.title in page and duel.env_b.title in page
-    assert "+1.00" in page  # A's hint gain
+    assert "+100 pp" in page  # A's hint gain, in percentage points
     assert "no python block in the answer" in page
     for episode in duel.episodes.all():
         assert f"/episodes/{episode.uuid}/" in page
-    assert page.count("/compare/?a=") == 2 * duel.attempts
+    # One compare link per seed and side in the tables, plus one per flipped seed (A's two).
+    assert page.count("/compare/?a=") == 2 * duel.attempts + 2
     assert 'hx-trigger="every 2s"' not in page  # a finished duel does not poll
 
 

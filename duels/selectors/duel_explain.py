@@ -1,0 +1,112 @@
+"""Why a duel ended as it did: each side's pass rates with intervals, the setter-score formula
+with its numbers, the flip seeds, and the outcome rule applied to the two scores.
+
+The scores themselves are the duel's stored ones (written by the engine from the one scoring
+rule); this module only counts the episodes behind them and puts them into words.
+"""
+
+from __future__ import annotations
+
+from duels.analytics.intervals import newcombe_difference, wilson_interval
+from duels.models import Duel, Status
+
+
+def _passed(episode) -> bool:
+    return episode is not None and episode.status == Status.FINISHED and bool(episode.success)
+
+
+def _ended(episode) -> bool:
+    return episode is not None and episode.is_done
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _why_score(half: dict) -> str:
+    """One sentence on what drove a side's setter score (most of all: why it is 0)."""
+    if half["forfeit"]:
+        return "The side forfeited, so its setter score is 0."
+    p_unhinted, p_hinted = half["p_unhinted"], half["p_hinted"]
+    if p_unhinted is None or p_hinted is None:
+        return "Not scored yet: the solver has not finished both conditions."
+    solver = half["solver"].name
+    if p_unhinted == 1:
+        return (
+            f"{solver} passed every seed without the hint: the environment is too easy, "
+            "so it scores 0."
+        )
+    if p_hinted == 0:
+        return (
+            f"{solver} failed every seed even with the hint: the environment is impossible "
+            "or the hint does not help, so it scores 0."
+        )
+    if p_hinted == 1 and p_unhinted == 0:
+        return "Needed and sufficient: every seed failed without the hint and passed with it."
+    return "Partly: the hint turned some failures into passes."
+
+
+def duel_side_explanation(*, half: dict) -> dict:
+    """Counts, intervals, formula, flip seeds and a reason for one half of `duel_halves`."""
+    unhinted = [pair["unhinted"] for pair in half["pairs"] if _ended(pair["unhinted"])]
+    hinted = [pair["hinted"] for pair in half["pairs"] if _ended(pair["hinted"])]
+    passed_unhinted = sum(_passed(episode) for episode in unhinted)
+    passed_hinted = sum(_passed(episode) for episode in hinted)
+    flips = [
+        pair
+        for pair in half["pairs"]
+        if _ended(pair["unhinted"])
+        and not _passed(pair["unhinted"])
+        and _passed(pair["hinted"])
+    ]
+    p_unhinted, p_hinted = half["p_unhinted"], half["p_hinted"]
+    formula = ""
+    if not half["forfeit"] and p_unhinted is not None and p_hinted is not None:
+        formula = (
+            f"s = p_h · (1 − p_u) = {_fmt(p_hinted)} · (1 − {_fmt(p_unhinted)}) "
+            f"= {_fmt(half['setter_score'])}"
+        )
+    return {
+        "unhinted_passed": passed_unhinted,
+        "unhinted_n": len(unhinted),
+        "unhinted_interval": wilson_interval(passed_unhinted, len(unhinted)) if unhinted else None,
+        "hinted_passed": passed_hinted,
+        "hinted_n": len(hinted),
+        "hinted_interval": wilson_interval(passed_hinted, len(hinted)) if hinted else None,
+        "gain_interval": (
+            newcombe_difference(passed_hinted, len(hinted), passed_unhinted, len(unhinted))
+            if hinted and unhinted
+            else None
+        ),
+        "formula": formula,
+        "flip_pairs": flips,
+        "reason": _why_score(half),
+    }
+
+
+def duel_outcome_explanation(*, duel: Duel, halves: list[dict]) -> str:
+    """The outcome rule applied to the two stored setter scores, in one sentence."""
+    side_a, side_b = halves
+    score_a, score_b = side_a["setter_score"], side_b["setter_score"]
+    name_a, name_b = duel.a.name, duel.b.name
+    if duel.status == Status.FAILED:
+        return "The duel failed before both sides could be scored, so it has no result."
+    if duel.status == Status.CANCELLED:
+        return "The duel was cancelled, so it has no result."
+    if duel.outcome is None or score_a is None or score_b is None:
+        return (
+            "The duel goes to the side whose environment earns the higher setter score; "
+            "equal scores are a draw. Waiting for both sides to be scored."
+        )
+    scores = f"{name_a}'s environment scored {_fmt(score_a)} and {name_b}'s {_fmt(score_b)}"
+    if duel.outcome == "draw":
+        return f"{scores}: equal setter scores make a draw."
+    winner = name_a if duel.outcome == "a" else name_b
+    return f"{scores}: the higher setter score wins, so {winner} wins."
+
+
+def duel_explanation(*, duel: Duel, halves: list[dict]) -> str:
+    """Attach each half's explanation as `half["why"]`; return the outcome sentence."""
+    for half in halves:
+        half["why"] = duel_side_explanation(half=half)
+    return duel_outcome_explanation(duel=duel, halves=halves)
