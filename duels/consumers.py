@@ -4,7 +4,9 @@ Protocol (docs/websocket.md): connect to `/ws/episodes/<uuid>/?since=N`;
 the server sends every stored step with index > N (all when `since` is absent) in batches
 `{"type": "steps", "episode", "items": [step messages]}`, then new steps as they come, each
 as `{"type": "step", "episode", "index", "data"}` or, when several arrive close together, as
-one `steps` batch, and `{"type": "episode.status", ...}` once the episode has ended. The
+one `steps` batch, and `{"type": "episode.status", ...}` once the episode has ended. While a
+reply is being written the server also forwards `{"type": "reply.partial", "episode", "index",
+"text", "thinking"}` (the reply so far; never stored, replaced by step `index`). The
 database is the truth: a doorbell (`step.ready`) is forwarded without a query when it carries
 the next index, any gap is filled from the database, and a 0.5 s poll covers workers whose
 channel layer is not shared with this server.
@@ -69,7 +71,8 @@ def _load_head(episode_uuid: str, episode_pk: int, since: int) -> tuple[EpisodeS
 def _since(query_string: bytes) -> int:
     values = parse_qs(query_string.decode("latin-1")).get("since", [])
     try:
-        return max(int(values[-1]), -1) if values else -1
+        # Clamped to the database's integers: `since=10**21` means "nothing stored yet is new".
+        return min(max(int(values[-1]), -1), 2**31 - 1) if values else -1
     except ValueError:
         return -1
 
@@ -143,8 +146,11 @@ class EpisodeHub:
 
     def deliver(self, message: dict, viewers) -> None:
         """Hand one doorbell to `viewers` (never waits), then schedule a flush."""
-        self.last_doorbell = time.monotonic()
         kind = message.get("type")
+        if kind == "reply.partial":
+            self.deliver_partial(message, viewers)
+            return
+        self.last_doorbell = time.monotonic()
         if kind == "step.ready":
             index, data = message.get("index"), message.get("data")
             item = None
@@ -159,6 +165,19 @@ class EpisodeHub:
         else:
             return
         self.schedule()
+
+    def deliver_partial(self, message: dict, viewers) -> None:
+        """Hand the text of a reply still being written to the viewers that have not seen
+        its step yet (encoded once; each viewer sends only the latest it got)."""
+        index = message.get("index")
+        if not isinstance(index, int):
+            return
+        frame = json.dumps({
+            "type": "reply.partial", "episode": self.episode_uuid, "index": index,
+            "text": str(message.get("text") or ""), "thinking": str(message.get("thinking") or ""),
+        })
+        for viewer in viewers:
+            viewer.take_partial(index, frame)
 
     async def poll(self) -> None:
         """Every POLL_SECONDS without a doorbell, one query for all viewers: wake those
@@ -247,6 +266,8 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         self.early: dict[int, str] = {}
         self.lock = asyncio.Lock()
         self.catcher: asyncio.Task | None = None
+        self.partial: tuple[int, str] | None = None  # the newest partial reply not yet sent
+        self.partial_sender: asyncio.Task | None = None
         await self.accept()
         # Subscribe before the catch-up so no step falls between the two.
         self.hub = await EpisodeHub.join(self.channel_layer, self.episode_uuid, self)
@@ -255,6 +276,8 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if getattr(self, "catcher", None) is not None:
             self.catcher.cancel()
+        if getattr(self, "partial_sender", None) is not None:
+            self.partial_sender.cancel()
         if getattr(self, "hub", None) is not None:
             self.hub.leave(self)
 
@@ -333,6 +356,29 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         if self.early and min(self.early) <= self.last_index:
             self.early = {i: item for i, item in self.early.items() if i > self.last_index}
 
+    def take_partial(self, index: int, frame: str) -> None:
+        """A `reply.partial` doorbell: send the newest one unless its step was already sent."""
+        if self.ended or index <= self.last_index:
+            return
+        self.partial = (index, frame)
+        if self.partial_sender is None:
+            self.partial_sender = asyncio.create_task(self.send_partials())
+
+    async def send_partials(self) -> None:
+        """Send the newest partial reply until none is waiting; a stale one (its step has
+        been queued meanwhile) is dropped, so partial text never follows its stored step."""
+        try:
+            while self.partial is not None:
+                index, frame = self.partial
+                self.partial = None
+                if not self.ended and index > self.last_index:
+                    await self.send(text_data=frame)
+        except Exception:  # a closed connection; the consumer's disconnect cleans up
+            logger.debug("episode %s: a partial reply was not sent", self.episode_uuid,
+                         exc_info=True)
+        finally:
+            self.partial_sender = None
+
     def take_end(self) -> None:
         """An `episode.ended` doorbell: the database has the last steps and, soon, the end."""
         if not self.ended:
@@ -342,6 +388,9 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         self.hub.deliver(event, [self])
 
     async def episode_ended(self, event: dict) -> None:
+        self.hub.deliver(event, [self])
+
+    async def reply_partial(self, event: dict) -> None:
         self.hub.deliver(event, [self])
 
     async def duel_updated(self, event: dict) -> None:

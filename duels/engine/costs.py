@@ -1,7 +1,8 @@
 """What model calls cost, and the caps that stop further calls.
 
-The engine prices every completion with `completion_cost` and, before each new call, checks the
-duel's and the tournament's running totals with `cost_cap_check`.
+The engine prices every completion with `completion_cost` (cached prompt tokens at the player's
+cache prices) and, before each new call, checks the duel's and the tournament's running totals
+with `cost_cap_check`.
 """
 
 from __future__ import annotations
@@ -24,9 +25,13 @@ class CostCapReached(PlayerError):
 
 
 def completion_cost(*, player: Player, completion: Completion) -> float:
-    """Return the USD cost of `completion` at `player`'s prices (per 1M tokens)."""
+    """Return the USD cost of `completion` at `player`'s prices (per 1M tokens), its prompt
+    tokens read from or written to the provider's cache at the cache prices."""
     return player.cost_of(
-        input_tokens=completion.input_tokens, output_tokens=completion.output_tokens
+        input_tokens=completion.input_tokens,
+        output_tokens=completion.output_tokens,
+        cache_read_tokens=completion.cache_read_tokens,
+        cache_write_tokens=completion.cache_write_tokens,
     )
 
 

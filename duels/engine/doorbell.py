@@ -150,6 +150,9 @@ def step_data(*, episode: Episode, step: Step) -> dict[str, Any]:
         "input_tokens": step.input_tokens,
         "output_tokens": step.output_tokens,
         "format_error": step.format_error,
+        "thinking": step.thinking,
+        "cache_read_tokens": step.cache_read_tokens,
+        "cache_write_tokens": step.cache_write_tokens,
     }
 
 
@@ -174,6 +177,15 @@ def doorbell_step_ready(
     }
     _sender.ring(_groups(episode=episode, duel_uuid=duel_uuid, tournament_uuid=tournament_uuid),
                  message)
+
+
+def doorbell_reply_partial(*, episode_uuid: str, index: int, text: str, thinking: str) -> None:
+    """Ring the text of step `index`'s reply written so far (not stored; only live viewers of
+    the episode hear it, and the committed step replaces it)."""
+    _sender.ring([f"episode.{episode_uuid}"], {
+        "type": "reply.partial", "episode": episode_uuid, "index": index,
+        "text": text, "thinking": thinking,
+    })
 
 
 def doorbell_episode_ended(

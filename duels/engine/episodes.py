@@ -18,7 +18,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from duels.bounds import OBSERVATION_CHARS, REPLY_CHARS, text_bound
+from duels.bounds import OBSERVATION_CHARS, REPLY_CHARS, THINKING_CHARS, text_bound
 from duels.engine.authoring import duel_cost_cap_check
 from duels.engine.costs import CostCapReached, completion_cost
 from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready
@@ -39,6 +39,7 @@ from duels.engine.leases import (
     lease_deadline,
     worker_identity,
 )
+from duels.engine.partials import ReplyStreamer
 from duels.models import Duel, EndReason, Episode, Status, Step, Tournament
 from duels.players import player_client, prompts
 from sandbox_runner import EnvCodeError, open_sandbox
@@ -89,6 +90,9 @@ def episode_record_step(
     output_tokens: int = 0,
     format_error: str = "",
     cost: float = 0.0,
+    thinking: str = "",
+    cache_read_tokens: int = 0,
+    cache_write_tokens: int = 0,
 ) -> Step:
     """Store one step and the episode's running totals in one transaction; renew the lease.
 
@@ -96,6 +100,7 @@ def episode_record_step(
     Model output is bounded here, before it is stored (duels.bounds).
     """
     reply = text_bound(reply, limit=REPLY_CHARS)
+    thinking = text_bound(thinking, limit=THINKING_CHARS)
     observation = text_bound(observation, limit=OBSERVATION_CHARS)
     with transaction.atomic():
         # The conditional UPDATE comes first: it locks the row against a racing claim.
@@ -105,6 +110,8 @@ def episode_record_step(
             steps=index,
             input_tokens=F("input_tokens") + input_tokens,
             output_tokens=F("output_tokens") + output_tokens,
+            cache_read_tokens=F("cache_read_tokens") + cache_read_tokens,
+            cache_write_tokens=F("cache_write_tokens") + cache_write_tokens,
             cost=F("cost") + cost,
             lease_expires_at=lease_deadline(),
         )
@@ -114,6 +121,8 @@ def episode_record_step(
             episode=episode, index=index, observation=observation, reply=reply, action=action,
             reward=reward, done=done, success=success, latency_ms=latency_ms,
             input_tokens=input_tokens, output_tokens=output_tokens, format_error=format_error,
+            thinking=thinking, cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
         )
         if cost and episode.duel_id:
             Duel.objects.filter(pk=episode.duel_id).update(cost=F("cost") + cost)
@@ -221,10 +230,15 @@ def _play(
                 hint=hint_text, history=progress.history, observation=progress.observation
             )
             started = time.monotonic()
+            # The reply streams to live viewers as it is written; the episode's uuid keys the
+            # provider's prompt cache, since every turn resends the same prefix.
+            streamer = ReplyStreamer(episode_uuid=str(episode.uuid), index=progress.index + 1)
             completion = client.complete(
                 messages,
                 max_tokens=int(params.get("max_tokens", SOLVER_MAX_TOKENS)),
                 temperature=float(params.get("temperature", 0.0)),
+                on_partial=streamer.update,
+                cache_key=str(episode.uuid),
             )
             latency_ms = completion.latency_ms or int((time.monotonic() - started) * 1000)
             parsed = prompts.parse_solver_action(completion.text)
@@ -236,6 +250,8 @@ def _play(
                 latency_ms=latency_ms, input_tokens=completion.input_tokens,
                 output_tokens=completion.output_tokens, format_error=parsed.format_error,
                 cost=completion_cost(player=solver, completion=completion),
+                thinking=completion.thinking, cache_read_tokens=completion.cache_read_tokens,
+                cache_write_tokens=completion.cache_write_tokens,
             )
             doorbell_step_ready(episode=episode, step=step, **_doorbell_ids(episode))
             # The stored (bounded) reply, so a resumed episode sends the very same prompts.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from duels.players.base import ChatPlayer, Completion, Message, PlayerError
+from duels.players.base import ChatPlayer, Completion, Message, PartialReply, PlayerError
 from duels.players.concurrency import concurrency_slot
 
 if TYPE_CHECKING:
@@ -47,10 +47,19 @@ class LimitedPlayer(ChatPlayer):
         self.limit = limit
 
     def complete(
-        self, messages: list[Message], *, max_tokens: int = 1024, temperature: float = 0.0
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 1024,
+        temperature: float = 0.0,
+        on_partial: PartialReply | None = None,
+        cache_key: str = "",
     ) -> Completion:
         with concurrency_slot(key=self.slot_key, limit=self.limit):
-            return self.inner.complete(messages, max_tokens=max_tokens, temperature=temperature)
+            return self.inner.complete(
+                messages, max_tokens=max_tokens, temperature=temperature,
+                on_partial=on_partial, cache_key=cache_key,
+            )
 
 
 def _adapter(player: Player) -> ChatPlayer:

@@ -6,10 +6,13 @@ from typing import Any
 
 import anthropic
 
-from duels.players.base import Message
+from duels.players.base import Message, PartialReply, PlayerError
+from duels.players.retry import TransientError
 from duels.players.sdk import Reading, SDKPlayer, api_key_from_env
 
 LEGACY_SAMPLING = ("temperature", "top_p", "top_k")
+MIN_THINKING_BUDGET = 1024  # the Messages API's smallest thinking budget
+EPHEMERAL = {"type": "ephemeral"}
 
 
 def anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
@@ -32,6 +35,23 @@ def anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, str
     return "\n\n".join(system_parts), turns
 
 
+def cache_breakpoints(
+    system: str, turns: list[dict[str, str]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Mark the stable prefix with cache breakpoints: the system prompt (with the hint), the
+    end of what the previous request sent (read from the cache now), and the end of this one
+    (written for the next turn). Three of the four breakpoints a request may carry."""
+    system_blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else []
+    marked: list[dict[str, Any]] = [dict(turn) for turn in turns]
+    last_reply = max(i for i, turn in enumerate(turns) if turn["role"] == "assistant")
+    for index in {len(turns) - 1, last_reply - 1}:
+        if index >= 0:
+            marked[index]["content"] = [
+                {"type": "text", "text": turns[index]["content"], "cache_control": EPHEMERAL}
+            ]
+    return system_blocks, marked
+
+
 class AnthropicPlayer(SDKPlayer):
     provider = "anthropic"
     sdk = anthropic
@@ -46,14 +66,38 @@ class AnthropicPlayer(SDKPlayer):
             max_retries=0,  # retries are ours (duels.players.retry)
         )
 
-    def send(self, messages: list[Message], *, max_tokens: int, temperature: float) -> Any:
+    def thinking_config(self) -> dict[str, Any] | None:
+        """`params["thinking"]`: a token budget (int, at least 1024) or an Anthropic object."""
+        value = self.params.get("thinking")
+        if value in (None, False, 0):
+            return None
+        if isinstance(value, dict):
+            return dict(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < MIN_THINKING_BUDGET:
+            raise PlayerError(
+                f"{self.who}: player param thinking must be a token budget of at least "
+                f"{MIN_THINKING_BUDGET} (or an Anthropic thinking object), got {value!r}"
+            )
+        return {"type": "enabled", "budget_tokens": value}
+
+    def request(self, messages: list[Message], *, max_tokens: int) -> dict[str, Any]:
+        """The Messages API arguments for `messages`, with cache breakpoints from turn two."""
         # The Messages API of this SDK takes no sampling knobs (temperature, top_p, top_k), so the
         # caller's temperature is not sent. Params that name them are passed as raw body fields
         # for endpoints and gateways that still accept them; `effort` maps to output_config.
         system, turns = anthropic_messages(messages)
-        options: dict[str, Any] = {"max_tokens": self.max_tokens(max_tokens)}
+        options: dict[str, Any] = {
+            "model": self.model, "max_tokens": self.max_tokens(max_tokens), "messages": turns,
+        }
+        if self.caching and any(turn["role"] == "assistant" for turn in turns):
+            system, options["messages"] = cache_breakpoints(system, turns)
         if system:
             options["system"] = system
+        if thinking := self.thinking_config():
+            options["thinking"] = thinking
+            budget = int(thinking.get("budget_tokens") or 0)
+            if options["max_tokens"] <= budget:  # the reply needs room after the thinking
+                options["max_tokens"] += budget
         if self.params.get("effort"):
             options["output_config"] = {"effort": self.params["effort"]}
         if self.params.get("stop_sequences"):
@@ -64,14 +108,52 @@ class AnthropicPlayer(SDKPlayer):
         extra.update(self.extra_body())
         if extra:
             options["extra_body"] = extra
-        return self.client.messages.create(model=self.model, messages=turns, **options)
+        return options
 
-    def read(self, response: Any) -> Reading:
-        blocks = response.content or []
-        usage = response.usage
+    def exchange(
+        self, messages: list[Message], *, max_tokens: int, temperature: float,
+        on_partial: PartialReply | None, cache_key: str,
+    ) -> Reading:
+        options = self.request(messages, max_tokens=max_tokens)
+        if not self.streaming:
+            return self.reading(self.client.messages.create(**options))
+        text = thinking = ""
+        finished = False
+        with self.client.messages.stream(**options) as stream:
+            for event in stream:
+                if event.type == "text":
+                    text = event.snapshot
+                elif event.type == "thinking":
+                    thinking = event.snapshot
+                elif event.type == "message_stop":
+                    finished = True
+                    continue
+                else:
+                    continue
+                if on_partial is not None:
+                    on_partial(text, thinking)
+            if not finished:
+                raise TransientError(
+                    f"{self.who}: the reply stream from {self.url} ended before the message did"
+                )
+            return self.reading(stream.get_final_message())
+
+    def reading(self, message: Any) -> Reading:
+        """What EnvDuels keeps of one whole message; input counts cached tokens too."""
+        blocks = message.content or []
+        usage = message.usage
+        cache_read = int(getattr(usage, "cache_read_input_tokens", 0) or 0)
+        cache_write = int(getattr(usage, "cache_creation_input_tokens", 0) or 0)
         return Reading(
             text="".join(block.text for block in blocks if getattr(block, "type", "") == "text"),
-            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+            thinking="\n\n".join(
+                block.thinking for block in blocks if getattr(block, "type", "") == "thinking"
+            ),
+            input_tokens=int(getattr(usage, "input_tokens", 0) or 0) + cache_read + cache_write,
             output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-            stop_reason=str(response.stop_reason or ""),
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
+            stop_reason=str(message.stop_reason or ""),
+            id=str(getattr(message, "id", "") or ""),
+            model=str(getattr(message, "model", "") or ""),
         )

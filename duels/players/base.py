@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,11 +18,24 @@ class PlayerError(Exception):
 
 @dataclass(frozen=True)
 class Completion:
+    """One reply. `input_tokens` counts every prompt token, the cached ones included;
+    `cache_read_tokens` and `cache_write_tokens` say how many of them were read from or
+    written to the provider's prompt cache. `thinking` is reasoning returned apart from the
+    reply (Anthropic thinking blocks, `reasoning_content`)."""
+
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
     latency_ms: int = 0
     raw: dict[str, Any] = field(default_factory=dict)
+    thinking: str = ""
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+# Called while a reply streams in, with (reply so far, thinking so far); ("", "") means the
+# reply starts over (a dropped stream is being retried).
+PartialReply = Callable[[str, str], None]
 
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": str}
@@ -48,6 +62,17 @@ class ChatPlayer:
         self.params = dict(params or {})
 
     def complete(
-        self, messages: list[Message], *, max_tokens: int = 1024, temperature: float = 0.0
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 1024,
+        temperature: float = 0.0,
+        on_partial: PartialReply | None = None,
+        cache_key: str = "",
     ) -> Completion:
+        """Return the model's reply to `messages`.
+
+        `on_partial` receives the reply as it streams in; `cache_key` names the conversation
+        (one per episode) so providers that route by it keep its prompt prefix cached.
+        """
         raise NotImplementedError

@@ -16,12 +16,13 @@ import time
 from typing import Any
 
 from duels.players import prompts
-from duels.players.base import ChatPlayer, Completion, Message, PlayerError
+from duels.players.base import ChatPlayer, Completion, Message, PartialReply, PlayerError
 from duels.players.scripted import FAMILIES, SKILLS
 from duels.players.scripted.setters import SETTER_STYLES, answer_text, write_environment
 from duels.players.scripted.solvers import solve
 
 SETTER_FORMATS = ("ok", "broken_once", "broken")
+STREAM_CHUNKS = 4  # partial replies sent during an artificial delay (ENVDUELS_BUILTIN_LATENCY_MS)
 
 # The roster covers every setter style and solver skill, and hint use is graded across it (see
 # HINT_ATTENTION): rookie never reads a hint, architect notices one about half the time, cautious
@@ -108,13 +109,25 @@ class BuiltinPlayer(ChatPlayer):
                               f"{', '.join(FAMILIES)}, not {self.family!r}")
 
     def complete(
-        self, messages: list[Message], *, max_tokens: int = 1024, temperature: float = 0.0
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 1024,
+        temperature: float = 0.0,
+        on_partial: PartialReply | None = None,
+        cache_key: str = "",
     ) -> Completion:
         started = time.perf_counter()
         delay_ms = _latency_setting()
-        if delay_ms > 0:
-            time.sleep(delay_ms / 1000)
         kind, text = self._answer(messages)
+        if delay_ms > 0:
+            # Spread the artificial delay over a few chunks so live viewers see the reply
+            # grow, as they do with a streaming model.
+            chunks = STREAM_CHUNKS if on_partial is not None else 1
+            for part in range(1, chunks + 1):
+                time.sleep(delay_ms / 1000 / chunks)
+                if on_partial is not None and part < chunks:
+                    on_partial(text[: len(text) * part // chunks], "")
         prompt_text = "".join(message.get("content", "") for message in messages)
         return Completion(
             text=text,

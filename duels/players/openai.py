@@ -9,13 +9,15 @@ from typing import Any
 
 import openai
 
-from duels.players.base import Message, PlayerError
+from duels.players.base import Message, PartialReply, PlayerError
+from duels.players.retry import TransientError
 from duels.players.sdk import Reading, SDKPlayer, api_key_from_env
 
 SYSTEM_ROLES = ("system", "developer", "user")
 # Sent to a compatible server that needs no key, so the SDK never falls back to OPENAI_API_KEY and
 # a real OpenAI key is never handed to a third-party server.
 NO_KEY_PLACEHOLDER = "no-key"
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 def openai_messages(
@@ -72,8 +74,15 @@ class OpenAIPlayer(SDKPlayer):
             **options,
         )
 
-    def send(self, messages: list[Message], *, max_tokens: int, temperature: float) -> Any:
-        options: dict[str, Any] = {self.token_field: self.max_tokens(max_tokens)}
+    def request(self, messages: list[Message], *, max_tokens: int, temperature: float,
+                cache_key: str) -> dict[str, Any]:
+        """The Chat Completions arguments; the messages are sent exactly as built, so one
+        episode's requests share a byte-identical prefix that the server can cache."""
+        options: dict[str, Any] = {
+            "model": self.model,
+            "messages": openai_messages(messages, system_role=self.system_role),
+            self.token_field: self.max_tokens(max_tokens),
+        }
         chosen_temperature = self.params.get("temperature", temperature)
         if chosen_temperature is not None:  # params {"temperature": null} omits it entirely
             options["temperature"] = float(chosen_temperature)
@@ -81,17 +90,89 @@ class OpenAIPlayer(SDKPlayer):
             options["top_p"] = float(self.params["top_p"])
         if self.params.get("stop_sequences"):
             options["stop"] = list(self.params["stop_sequences"])
+        # OpenAI routes requests with one key to the same cache; compatible servers may reject
+        # the field, so they get it only when their params ask for caching explicitly.
+        wants_key = self.provider == "openai" or self.params.get("cache") is True
+        if self.caching and cache_key and wants_key:
+            options["prompt_cache_key"] = cache_key
         if extra := self.extra_body():
             options["extra_body"] = extra
-        chat = openai_messages(messages, system_role=self.system_role)
-        return self.client.chat.completions.create(model=self.model, messages=chat, **options)
+        return options
 
-    def read(self, response: Any) -> Reading:
-        choice = response.choices[0] if response.choices else None
-        usage = response.usage  # some compatible servers leave it out
-        return Reading(
-            text=(choice.message.content or "") if choice and choice.message else "",
-            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            stop_reason=str(choice.finish_reason or "") if choice else "",
+    def exchange(
+        self, messages: list[Message], *, max_tokens: int, temperature: float,
+        on_partial: PartialReply | None, cache_key: str,
+    ) -> Reading:
+        options = self.request(
+            messages, max_tokens=max_tokens, temperature=temperature, cache_key=cache_key
         )
+        if not self.streaming:
+            return self.reading(self.client.chat.completions.create(**options))
+        if self.params.get("stream_usage", True) is not False:
+            options["stream_options"] = {"include_usage": True}
+        text: list[str] = []
+        thinking: list[str] = []
+        usage = None
+        finish_reason = ""
+        ids = {"id": "", "model": ""}
+        for chunk in self.client.chat.completions.create(stream=True, **options):
+            ids = {"id": chunk.id or ids["id"], "model": chunk.model or ids["model"]}
+            usage = chunk.usage or usage
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            finish_reason = choice.finish_reason or finish_reason
+            delta = choice.delta
+            grew = False
+            if delta is not None and delta.content:
+                text.append(delta.content)
+                grew = True
+            if delta is not None and (reasoning := reasoning_of(delta)):
+                thinking.append(reasoning)
+                grew = True
+            if grew and on_partial is not None:
+                on_partial("".join(text), "".join(thinking))
+        if not finish_reason:
+            raise TransientError(
+                f"{self.who}: the reply stream from {self.url} ended before a finish_reason"
+            )
+        return Reading(
+            text="".join(text), thinking="".join(thinking), stop_reason=finish_reason,
+            **usage_counts(usage), **ids,
+        )
+
+    def reading(self, response: Any) -> Reading:
+        """What EnvDuels keeps of one whole (not streamed) response."""
+        choice = response.choices[0] if response.choices else None
+        message = choice.message if choice else None
+        return Reading(
+            text=(message.content or "") if message else "",
+            thinking=reasoning_of(message) if message else "",
+            stop_reason=str(choice.finish_reason or "") if choice else "",
+            id=str(getattr(response, "id", "") or ""),
+            model=str(getattr(response, "model", "") or ""),
+            **usage_counts(response.usage),  # some compatible servers leave usage out
+        )
+
+
+def reasoning_of(message: Any) -> str:
+    """Reasoning text a compatible server returns beside the content (vLLM and DeepSeek call
+    it `reasoning_content`, Ollama and some gateways `reasoning`)."""
+    for name in REASONING_FIELDS:
+        value = getattr(message, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def usage_counts(usage: Any) -> dict[str, int]:
+    """Prompt, completion and cached-prompt tokens; `prompt_tokens` already counts the cached."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None)
+    if cached is None:  # DeepSeek reports its cache hits under its own name
+        cached = getattr(usage, "prompt_cache_hit_tokens", 0)
+    return {
+        "input_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+        "output_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+        "cache_read_tokens": int(cached or 0),
+    }

@@ -9,6 +9,7 @@ SDK client; no message this module builds can contain one.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass
 from types import ModuleType
@@ -16,13 +17,23 @@ from typing import Any
 
 from django.views.decorators.debug import sensitive_variables
 
-from duels.players.base import ChatPlayer, Completion, Message, PlayerError
+from duels.players.base import ChatPlayer, Completion, Message, PartialReply, PlayerError
 from duels.players.keys import api_key_env_problem
 from duels.players.redaction import secret_register, secret_scrub
 from duels.players.retry import RetryPolicy, TransientError, call_with_retries, retry_after_seconds
 
 RETRYABLE_STATUSES = frozenset({408, 429})
 ERROR_DETAIL_CHARS = 300
+
+
+def transport_errors() -> tuple[type[Exception], ...]:
+    """Errors of the SDKs' HTTP transport, raised unwrapped while a streamed body is read
+    (looked up when needed: the SDK that imported its transport is loaded by then)."""
+    return tuple(
+        module.TransportError
+        for module in (sys.modules.get("httpx2"), sys.modules.get("httpx"))
+        if module is not None and hasattr(module, "TransportError")
+    )
 
 
 @sensitive_variables("api_key")
@@ -57,8 +68,13 @@ def failure_from_sdk_error(
     exc: Exception, *, sdk: ModuleType, who: str, url: str, timeout_s: float
 ) -> PlayerError:
     """Translate an SDK exception into a (scrubbed) TransientError or PlayerError."""
+    if isinstance(exc, PlayerError):  # already translated (e.g. a stream that ended early)
+        return exc
     if isinstance(exc, sdk.APITimeoutError):
         return TransientError(f"{who}: no answer from {url} within {timeout_s:g} s (timeout)")
+    if isinstance(exc, transport_errors()):  # raised while a streamed body is being read
+        detail = secret_scrub(str(exc))[:ERROR_DETAIL_CHARS] or type(exc).__name__
+        return TransientError(f"{who}: the reply stream from {url} broke off: {detail}")
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__ or exc
         detail = secret_scrub(str(cause))[:ERROR_DETAIL_CHARS] or type(cause).__name__
@@ -66,6 +82,8 @@ def failure_from_sdk_error(
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
         detail = secret_scrub(str(exc.message))[:ERROR_DETAIL_CHARS]
+        if status < 400:  # an `error` event inside a 200 stream (e.g. overloaded mid-reply)
+            return TransientError(f"{who}: the reply stream from {url} broke off: {detail}")
         message = f"{who}: HTTP {status} from {url}: {detail}"
         if status in RETRYABLE_STATUSES or status >= 500:
             return TransientError(
@@ -84,16 +102,25 @@ def failure_from_sdk_error(
 
 @dataclass(frozen=True)
 class Reading:
-    """What an adapter reads from one SDK response."""
+    """What an adapter reads from one SDK response (streamed or not).
+
+    `input_tokens` counts every prompt token, cached ones included, whatever the provider's
+    own usage fields count.
+    """
 
     text: str
     input_tokens: int
     output_tokens: int
     stop_reason: str
+    thinking: str = ""
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    id: str = ""
+    model: str = ""
 
 
 class SDKPlayer(ChatPlayer):
-    """A ChatPlayer backed by an official SDK; subclasses send one request and read one reply."""
+    """A ChatPlayer backed by an official SDK; subclasses run one exchange (request + reply)."""
 
     sdk: ModuleType
     default_url: str = ""
@@ -119,38 +146,68 @@ class SDKPlayer(ChatPlayer):
         extra = self.params.get("extra_body")
         return dict(extra) if isinstance(extra, dict) else {}
 
-    def send(self, messages: list[Message], *, max_tokens: int, temperature: float) -> Any:
-        raise NotImplementedError
+    @property
+    def streaming(self) -> bool:
+        """Stream replies (the default); `params["stream"] = false` asks for one JSON body."""
+        return self.params.get("stream", True) is not False
 
-    def read(self, response: Any) -> Reading:
-        """Return what EnvDuels keeps of one response."""
+    @property
+    def caching(self) -> bool:
+        """Ask for prompt caching (the default); `params["cache"] = false` turns it off."""
+        return self.params.get("cache", True) is not False
+
+    def exchange(
+        self, messages: list[Message], *, max_tokens: int, temperature: float,
+        on_partial: PartialReply | None, cache_key: str,
+    ) -> Reading:
+        """Send one request and read its whole reply (streamed or not); SDK errors propagate."""
         raise NotImplementedError
 
     def complete(
-        self, messages: list[Message], *, max_tokens: int = 1024, temperature: float = 0.0
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 1024,
+        temperature: float = 0.0,
+        on_partial: PartialReply | None = None,
+        cache_key: str = "",
     ) -> Completion:
-        def attempt() -> tuple[Any, int]:
+        tries = 0
+
+        def attempt() -> tuple[Reading, int]:
+            nonlocal tries
+            tries += 1
+            if tries > 1 and on_partial is not None:
+                on_partial("", "")  # the text streamed by the failed try is void
             started = time.monotonic()
             try:
-                response = self.send(messages, max_tokens=max_tokens, temperature=temperature)
+                reading = self.exchange(
+                    messages, max_tokens=max_tokens, temperature=temperature,
+                    on_partial=on_partial, cache_key=cache_key,
+                )
             except Exception as exc:
                 raise failure_from_sdk_error(
                     exc, sdk=self.sdk, who=self.who, url=self.url, timeout_s=self.policy.timeout_s
                 ) from None
-            return response, round((time.monotonic() - started) * 1000)
+            return reading, round((time.monotonic() - started) * 1000)
 
-        (response, latency_ms), retries = call_with_retries(attempt, policy=self.policy)
-        reading = self.read(response)
+        (reading, latency_ms), retries = call_with_retries(attempt, policy=self.policy)
         if not reading.text.strip():
             raise PlayerError(f"{self.who} returned an empty reply")
         # `raw` is a JSON-safe summary with the same keys for every provider; never headers.
         raw = {
             "provider": self.provider,
-            "id": str(getattr(response, "id", "") or ""),
-            "model": str(getattr(response, "model", "") or ""),
+            "id": reading.id,
+            "model": reading.model,
             "stop_reason": reading.stop_reason,
-            "usage": {"input_tokens": reading.input_tokens, "output_tokens": reading.output_tokens},
+            "usage": {
+                "input_tokens": reading.input_tokens,
+                "output_tokens": reading.output_tokens,
+                "cache_read_tokens": reading.cache_read_tokens,
+                "cache_write_tokens": reading.cache_write_tokens,
+            },
             "retries": retries,
+            "streamed": self.streaming,
         }
         return Completion(
             text=reading.text,
@@ -158,4 +215,7 @@ class SDKPlayer(ChatPlayer):
             output_tokens=reading.output_tokens,
             latency_ms=latency_ms,
             raw=raw,
+            thinking=reading.thinking,  # bounded where it is stored (duels.bounds)
+            cache_read_tokens=reading.cache_read_tokens,
+            cache_write_tokens=reading.cache_write_tokens,
         )

@@ -24,6 +24,9 @@ STEP_FIELDS = (
     "input_tokens",
     "output_tokens",
     "format_error",
+    "thinking",
+    "cache_read_tokens",
+    "cache_write_tokens",
 )
 
 

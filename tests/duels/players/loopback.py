@@ -8,11 +8,22 @@ Tests point the official SDKs at `server.url` and script what the next requests 
 
 Every request is recorded (path, headers, JSON body) so tests can assert what was sent, and the
 server tracks how many requests were in flight at once. It binds 127.0.0.1 only.
+
+A request with `"stream": true` gets server-sent events in the provider's format (chunked
+transfer encoding), with thinking / `reasoning_content` deltas when the fault has thinking text.
+`stream_drop(after=n)` cuts the connection after n text chunks; `gate` pauses a stream after
+`gate_after` chunks until the test sets it. With `count_tokens=True` the server counts tokens
+from the request (4 characters a token) and emulates both providers' prompt caches: Anthropic
+reads and writes at `cache_control` breakpoints, OpenAI caches every prefix of whole messages
+per `prompt_cache_key`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
+import math
 import threading
 import time
 from collections import deque
@@ -36,10 +47,23 @@ class Fault:
     input_tokens: int = 11
     output_tokens: int = 3
     body: str = ""
+    thinking: str = ""
+    cache_read: int = 0  # reported as read from the prompt cache (when tokens are not counted)
+    cache_write: int = 0
+    chunk_chars: int = 8  # characters per streamed delta
+    chunk_delay_s: float = 0.0  # pause between two streamed deltas
+    drop_after: int | None = None  # streamed text deltas sent before the connection is cut
+    gate: threading.Event | None = field(default=None, compare=False)
+    gate_after: int = 1  # streamed text deltas sent before waiting for `gate`
 
 
-def reply(text: str = "ACTION: ready", *, delay_s: float = 0.0, **tokens: int) -> Fault:
-    return Fault("ok", text=text, delay_s=delay_s, **tokens)
+def reply(text: str = "ACTION: ready", *, delay_s: float = 0.0, **options: Any) -> Fault:
+    return Fault("ok", text=text, delay_s=delay_s, **options)
+
+
+def stream_drop(text: str = "ACTION: ready", *, after: int = 2) -> Fault:
+    """Stream `after` text deltas, then cut the connection without ending the body."""
+    return Fault("ok", text=text, drop_after=after)
 
 
 def rate_limited(*, retry_after: str | None = "0") -> Fault:
@@ -69,10 +93,94 @@ class Received:
     headers: dict[str, str]
     body: dict[str, Any] | None
     raw: bytes = field(repr=False, default=b"")
+    first_text_at: float | None = None  # time.time() when the first text delta was written
 
 
-def anthropic_body(fault: Fault, request: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int  # every prompt token, cached ones included
+    output_tokens: int
+    cache_read: int = 0
+    cache_write: int = 0
+
+
+def count_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def _digest(items: list[Any]) -> str:
+    return hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest()
+
+
+class PromptCache:
+    """Both providers' prompt caches, emulated from what a request carries."""
+
+    def __init__(self) -> None:
+        self.entries: set[str] = set()
+
+    def anthropic(self, request: dict[str, Any]) -> tuple[int, int, int]:
+        """(prompt tokens, read, written): reads the longest cached breakpoint prefix, writes
+        up to the last breakpoint."""
+        blocks: list[tuple[dict[str, Any], bool]] = []
+        system = request.get("system") or []
+        for block in [{"type": "text", "text": system}] if isinstance(system, str) else system:
+            blocks.append((block, "cache_control" in block))
+        for message in request.get("messages", []):
+            content = message["content"]
+            items = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            for block in items:
+                blocks.append(({**block, "role": message["role"]}, "cache_control" in block))
+        plain = [{k: v for k, v in block.items() if k != "cache_control"} for block, _ in blocks]
+        totals = list(
+            itertools.accumulate(count_tokens(b.get("text", "")) for b in plain)
+        )
+        keys = [_digest(plain[: i + 1]) for i in range(len(plain))]
+        marks = [i for i, (_, marked) in enumerate(blocks) if marked]
+        total = totals[-1] if totals else 0
+        if not marks:
+            return total, 0, 0
+        hits = [i for i in range(marks[-1] + 1) if keys[i] in self.entries]
+        read = totals[max(hits)] if hits else 0
+        written = totals[marks[-1]] - read
+        self.entries.update(keys[i] for i in marks)
+        return total, read, written
+
+    def openai(self, request: dict[str, Any]) -> tuple[int, int]:
+        """(prompt tokens, cached): the longest prefix of whole messages seen before."""
+        scope = request.get("prompt_cache_key", "")
+        messages = request.get("messages", [])
+        totals = list(
+            itertools.accumulate(count_tokens(m.get("content") or "")
+                                               for m in messages)
+        )
+        keys = [_digest([scope, messages[: i + 1]]) for i in range(len(messages))]
+        hits = [i for i in range(len(keys) - 1) if keys[i] in self.entries]
+        self.entries.update(keys)
+        return (totals[-1] if totals else 0), (totals[max(hits)] if hits else 0)
+
+
+def anthropic_usage(usage: Usage) -> dict[str, int]:
+    return {
+        "input_tokens": usage.input_tokens - usage.cache_read - usage.cache_write,
+        "output_tokens": usage.output_tokens,
+        "cache_creation_input_tokens": usage.cache_write,
+        "cache_read_input_tokens": usage.cache_read,
+    }
+
+
+def openai_usage(usage: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read},
+    }
+
+
+def anthropic_body(fault: Fault, request: dict[str, Any], usage: Usage) -> dict[str, Any]:
     content = [] if fault.kind == "empty" else [{"type": "text", "text": fault.text}]
+    if fault.thinking:
+        content.insert(0, {"type": "thinking", "thinking": fault.thinking, "signature": "sig"})
     return {
         "id": "msg_loopback",
         "type": "message",
@@ -81,11 +189,14 @@ def anthropic_body(fault: Fault, request: dict[str, Any]) -> dict[str, Any]:
         "content": content,
         "stop_reason": "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": fault.input_tokens, "output_tokens": fault.output_tokens},
+        "usage": anthropic_usage(usage),
     }
 
 
-def openai_body(fault: Fault, request: dict[str, Any]) -> dict[str, Any]:
+def openai_body(fault: Fault, request: dict[str, Any], usage: Usage) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": fault.text or None}
+    if fault.thinking:
+        message["reasoning_content"] = fault.thinking
     return {
         "id": "chatcmpl-loopback",
         "object": "chat.completion",
@@ -94,16 +205,78 @@ def openai_body(fault: Fault, request: dict[str, Any]) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": fault.text or None},
+                "message": message,
                 "finish_reason": "stop",
             }
         ],
-        "usage": {
-            "prompt_tokens": fault.input_tokens,
-            "completion_tokens": fault.output_tokens,
-            "total_tokens": fault.input_tokens + fault.output_tokens,
-        },
+        "usage": openai_usage(usage),
     }
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), max(1, size))]
+
+
+def anthropic_events(
+    fault: Fault, request: dict[str, Any], usage: Usage
+) -> list[tuple[str, dict[str, Any], bool]]:
+    """The Messages API's event stream as (event name, data, is a text delta)."""
+    start = anthropic_body(fault, request, usage) | {"content": [], "stop_reason": None}
+    start["usage"] = anthropic_usage(usage) | {"output_tokens": 1}
+    events: list[tuple[str, dict[str, Any], bool]] = [
+        ("message_start", {"type": "message_start", "message": start}, False)
+    ]
+    index = 0
+    if fault.thinking:
+        events.append(("content_block_start", {
+            "type": "content_block_start", "index": index,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""}}, False))
+        for piece in _pieces(fault.thinking, fault.chunk_chars):
+            events.append(("content_block_delta", {
+                "type": "content_block_delta", "index": index,
+                "delta": {"type": "thinking_delta", "thinking": piece}}, False))
+        events.append(("content_block_delta", {
+            "type": "content_block_delta", "index": index,
+            "delta": {"type": "signature_delta", "signature": "sig"}}, False))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index},
+                       False))
+        index += 1
+    if fault.kind != "empty":
+        events.append(("content_block_start", {
+            "type": "content_block_start", "index": index,
+            "content_block": {"type": "text", "text": ""}}, False))
+        for piece in _pieces(fault.text, fault.chunk_chars):
+            events.append(("content_block_delta", {
+                "type": "content_block_delta", "index": index,
+                "delta": {"type": "text_delta", "text": piece}}, True))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index},
+                       False))
+    events.append(("message_delta", {
+        "type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": usage.output_tokens}}, False))
+    events.append(("message_stop", {"type": "message_stop"}, False))
+    return events
+
+
+def openai_events(
+    fault: Fault, request: dict[str, Any], usage: Usage
+) -> list[tuple[str, dict[str, Any], bool]]:
+    """Chat Completions chunks (usage last when `stream_options.include_usage`)."""
+    base = {"id": "chatcmpl-loopback", "object": "chat.completion.chunk",
+            "created": int(time.time()), "model": request.get("model", "")}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return base | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    events = [("", chunk({"role": "assistant", "content": ""}), False)]
+    for piece in _pieces(fault.thinking, fault.chunk_chars):
+        events.append(("", chunk({"reasoning_content": piece}), False))
+    for piece in _pieces(fault.text, fault.chunk_chars):
+        events.append(("", chunk({"content": piece}), True))
+    events.append(("", chunk({}, "stop"), False))
+    if (request.get("stream_options") or {}).get("include_usage"):
+        events.append(("", base | {"choices": [], "usage": openai_usage(usage)}, False))
+    return events
 
 
 def error_body(path: str, status: int, message: str) -> dict[str, Any]:
@@ -116,7 +289,9 @@ def error_body(path: str, status: int, message: str) -> dict[str, Any]:
 class LoopbackServer:
     """A threaded HTTP server on 127.0.0.1 with a queue of scripted faults (default: reply)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, count_tokens: bool = False) -> None:
+        self.count_tokens = count_tokens
+        self.cache = PromptCache()
         self.received: list[Received] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -152,6 +327,19 @@ class LoopbackServer:
         with self._lock:
             return self._faults.popleft() if self._faults else reply()
 
+    def usage_for(self, path: str, fault: Fault, request: dict[str, Any]) -> Usage:
+        """The fault's token counts, or counted from the request with the cache emulated."""
+        if not self.count_tokens:
+            return Usage(fault.input_tokens, fault.output_tokens, fault.cache_read,
+                         fault.cache_write)
+        output = count_tokens(fault.text) + count_tokens(fault.thinking)
+        with self._lock:
+            if path == ANTHROPIC_PATH:
+                total, read, written = self.cache.anthropic(request)
+                return Usage(total, output, read, written)
+            total, cached = self.cache.openai(request)
+            return Usage(total, output, cached, 0)
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -177,14 +365,46 @@ class LoopbackServer:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
-                    self._answer(server._next_fault(), body or {})
+                    self._answer(server._next_fault(), body or {}, server.received[-1])
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout tests)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
 
-            def _answer(self, fault: Fault, request: dict[str, Any]) -> None:
+            def _stream(self, fault: Fault, request: dict[str, Any], seen: Received) -> None:
+                usage = server.usage_for(self.path, fault, request)
+                build = anthropic_events if self.path == ANTHROPIC_PATH else openai_events
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                texts = 0
+                for name, data, is_text in build(fault, request, usage):
+                    if is_text and fault.drop_after is not None and texts >= fault.drop_after:
+                        self.close_connection = True  # cut: no last chunk, no message_stop
+                        self.wfile.flush()
+                        return
+                    if is_text and fault.gate is not None and texts == fault.gate_after:
+                        fault.gate.wait(30)
+                    event = f"event: {name}\n" if name else ""
+                    self._chunk(f"{event}data: {json.dumps(data)}\n\n".encode())
+                    if is_text:
+                        texts += 1
+                        if seen.first_text_at is None:
+                            seen.first_text_at = time.time()
+                        if fault.chunk_delay_s:
+                            server._stopping.wait(fault.chunk_delay_s)
+                if self.path == OPENAI_PATH:
+                    self._chunk(b"data: [DONE]\n\n")
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+
+            def _answer(self, fault: Fault, request: dict[str, Any], seen: Received) -> None:
                 if fault.kind == "hang":
                     server._stopping.wait(fault.delay_s)
                     self.close_connection = True
@@ -200,12 +420,23 @@ class LoopbackServer:
                     ).encode()
                     if fault.retry_after is not None:
                         headers["Retry-After"] = fault.retry_after
+                elif fault.kind == "malformed" and request.get("stream"):
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Content-Length", "40")
+                    self.end_headers()
+                    self.wfile.write(b'event: message_start\ndata: {"broken":\n\n'.ljust(40))
+                    return
                 elif fault.kind == "malformed":
                     status, payload = 200, b'{"id": "broken", "content": [ this is not json'
+                elif request.get("stream") and self.path in {ANTHROPIC_PATH, OPENAI_PATH}:
+                    self._stream(fault, request, seen)
+                    return
                 else:
                     status = 200
                     build = anthropic_body if self.path == ANTHROPIC_PATH else openai_body
-                    payload = json.dumps(build(fault, request)).encode()
+                    usage = server.usage_for(self.path, fault, request)
+                    payload = json.dumps(build(fault, request, usage)).encode()
                 if self.path not in {ANTHROPIC_PATH, OPENAI_PATH}:
                     status = 404
                     payload = json.dumps(error_body(self.path, 404, "no such route")).encode()

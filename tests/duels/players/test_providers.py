@@ -60,7 +60,10 @@ def test_success_returns_text_tokens_latency_and_summary(server, provider):
     assert raw["model"] == f"{provider}-test-model"
     assert raw["retries"] == 0
     assert raw["stop_reason"] == ("end_turn" if provider == "anthropic" else "stop")
-    assert raw["usage"] == {"input_tokens": 42, "output_tokens": 7}
+    assert raw["usage"] == {
+        "input_tokens": 42, "output_tokens": 7, "cache_read_tokens": 0, "cache_write_tokens": 0
+    }
+    assert raw["streamed"] is True
     assert raw["id"] in {"msg_loopback", "chatcmpl-loopback"}
     assert json.loads(json.dumps(raw)) == raw
     assert "headers" not in json.dumps(raw).lower()
@@ -71,7 +74,8 @@ def test_success_returns_text_tokens_latency_and_summary(server, provider):
 
 def test_anthropic_request_has_system_param_and_alternating_turns(server):
     server.script(reply("ACTION: wait"))
-    player_client(loopback_player(server, "anthropic")).complete(CHAT, max_tokens=99)
+    uncached = loopback_player(server, "anthropic", params={"cache": False})
+    player_client(uncached).complete(CHAT, max_tokens=99)
     body = server.received[0].body
     assert body["system"] == "You are the SOLVER."
     assert body["messages"] == [
