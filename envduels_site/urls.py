@@ -8,3 +8,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("duels.urls")),
 ]
+
+# Malformed parameters answer 400 with their message (duels.views.errors), never a 500.
+handler400 = "duels.views.errors.bad_request"

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import IO, Any
 from uuid import UUID
 
+from duels.bounds import HINT_CHARS, OBSERVATION_CHARS, REPLY_CHARS, THINKING_CHARS, text_bound
 from duels.exchange.export import FORMAT, KIND_ORDER, MODELS, SCHEMA, Field, iso_time
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
 from duels.models import Provider, TargetKind
@@ -166,6 +167,20 @@ def exchange_canonical(obj: dict[str, Any], line: int) -> dict[str, Any]:
             raise ExchangeImportError(f"{kind} record lacks field {spec.name!r}", line=line)
         record[spec.name] = _canonical_value(kind, spec, obj.get(spec.name), line)
     _check_record(record, line)
+    return _bounded(record)
+
+
+# Imported model output gets the same caps as output stored by the engine (duels.bounds).
+_BOUNDED_TEXT = {
+    "step": {"reply": REPLY_CHARS, "thinking": THINKING_CHARS, "observation": OBSERVATION_CHARS},
+    "hint": {"text": HINT_CHARS},
+}
+
+
+def _bounded(record: dict[str, Any]) -> dict[str, Any]:
+    for name, limit in _BOUNDED_TEXT.get(record["kind"], {}).items():
+        if isinstance(record.get(name), str):
+            record[name] = text_bound(record[name], limit=limit)
     return record
 
 
@@ -173,6 +188,9 @@ def _check_record(record: dict[str, Any], line: int) -> None:
     kind = record["kind"]
     if kind == "player" and (record["provider"] == Provider.BUILTIN) != record["builtin"]:
         raise ExchangeImportError("builtin must be true exactly for provider 'builtin'", line=line)
+    if kind == "player" and record["parameters_b"] is not None and record["parameters_b"] <= 0:
+        raise ExchangeImportError("parameters_b (billions of parameters) must be above 0, or "
+                                  "null when unknown", line=line)
     if kind == "duel" and record["a"] == record["b"]:
         raise ExchangeImportError("a duel needs two different players", line=line)
     if kind == "transfer" and record["environment"] is None and record["author"] is None:

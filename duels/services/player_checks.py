@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from duels.bounds import REPLY_CHARS, text_bound
 from duels.engine.costs import completion_cost
 from duels.models import ModelCall
 from duels.players import PlayerError, player_client
@@ -58,7 +59,7 @@ def player_check_run(*, player: Player) -> PlayerCheckResult:
         result = PlayerCheckResult(
             **identity,
             ok=True,
-            reply=completion.text,
+            reply=text_bound(completion.text, limit=REPLY_CHARS),
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
             latency_ms=completion.latency_ms,

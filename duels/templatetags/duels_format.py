@@ -151,10 +151,13 @@ def highlight_source(
     number links to `#L-N`.
     """
     marked: set[int] = set()
+    # Ranges are clamped to the source, so a range from a URL or an imported note costs no
+    # more than the source itself.
+    last_line = source.count("\n") + 1
     if line_start:
-        marked.update(range(int(line_start), int(line_end or line_start) + 1))
+        marked.update(range(int(line_start), min(int(line_end or line_start), last_line) + 1))
     for start, end in annotated_ranges or ():
-        marked.update(range(int(start), int(end) + 1))
+        marked.update(range(int(start), min(int(end), last_line) + 1))
     formatter = HtmlFormatter(hl_lines=sorted(marked), **_SOURCE_FORMATTER_OPTIONS)
     # Pygments escapes every token; the markup around them is its own.
     return mark_safe(highlight(source, PythonLexer(), formatter))  # noqa: S308

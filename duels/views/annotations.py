@@ -39,6 +39,7 @@ from duels.services.annotations import (
     annotation_update,
 )
 from duels.views import exchange
+from duels.views.errors import param_int, param_uuid
 
 
 def source_lines(
@@ -158,9 +159,7 @@ def _step_index(request: HttpRequest) -> int | None:
     raw = request.GET.get("step", request.POST.get("step", ""))
     if raw == "":
         return None
-    if not raw.isdigit():
-        raise Http404("step must be a step number")
-    return int(raw)
+    return param_int(raw, name="step")
 
 
 @login_required
@@ -234,7 +233,9 @@ def review_queue_page(request: HttpRequest) -> HttpResponse:
     form = AnnotationForm()
     environment = None
     if request.method == "POST":
-        environment = get_object_or_404(Environment, uuid=request.POST.get("environment"))
+        environment = get_object_or_404(
+            Environment, uuid=param_uuid(request.POST.get("environment", ""), name="environment")
+        )
         form = AnnotationForm(request.POST)
         if form.is_valid():
             try:

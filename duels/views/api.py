@@ -1,9 +1,9 @@
 """Read API, JSON, versioned under /api/v1/ (namespace duels:api).
 
 Session or `Authorization: Bearer <token>` (manage.py api_token); anonymous requests get a 401
-JSON answer. Lists are paginated (`?page=`, `?page_size=` up to 200) and filterable; objects are
-addressed by uuid. Players show the *name* of their API-key variable, never a key. Each page
-costs a constant number of queries, whatever the data size.
+JSON answer. Lists are paginated (`?page=`, `?page_size=` up to 200; 50 for an episode's
+steps) and filterable; objects are addressed by uuid. Players show the *name* of their API-key
+variable, never a key. Each page costs a constant number of queries, whatever the data size.
 """
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ from functools import wraps
 from typing import Any
 from uuid import UUID
 
+from django.core.exceptions import BadRequest
 from django.core.paginator import EmptyPage, Paginator
 from django.db.models import Prefetch, Q, QuerySet
 from django.http import HttpRequest, JsonResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
+from duels.bounds import API_TEXT_CHARS, text_bound
 from duels.exchange.export import iso_time
 from duels.exchange.selectors import (
     DuelExportFilters,
@@ -38,9 +40,11 @@ from duels.models import (
 )
 from duels.services.analytics import analytics_latest_cached
 from duels.services.api_tokens import api_token_authenticate
+from duels.views.errors import param_int
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
+MAX_STEP_PAGE_SIZE = 50  # steps carry long texts: fewer per page
 
 
 class ApiError(Exception):
@@ -79,9 +83,10 @@ def _int_param(request: HttpRequest, name: str, default: int) -> int:
     raw = request.GET.get(name, "")
     if raw == "":
         return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise ApiError(f"{name} must be a positive whole number")
-    return int(raw)
+    try:
+        return param_int(raw, name=name, minimum=1)
+    except BadRequest as exc:
+        raise ApiError(str(exc)) from None
 
 
 def _uuid_param(request: HttpRequest, name: str) -> UUID | None:
@@ -96,9 +101,9 @@ def _uuid_param(request: HttpRequest, name: str) -> UUID | None:
 
 def _paginated(
     request: HttpRequest, queryset: QuerySet, serialize: Callable[[Any], dict[str, Any]],
-    *, prefix: str = "",
+    *, prefix: str = "", max_size: int = MAX_PAGE_SIZE,
 ) -> dict[str, Any]:
-    size = min(_int_param(request, f"{prefix}page_size", DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE)
+    size = min(_int_param(request, f"{prefix}page_size", DEFAULT_PAGE_SIZE), max_size)
     number = _int_param(request, f"{prefix}page", 1)
     paginator = Paginator(queryset, size)
     try:
@@ -208,8 +213,10 @@ def episode_json(episode: Episode) -> dict[str, Any]:
 
 def step_json(step: Any) -> dict[str, Any]:
     return {
-        "index": step.index, "observation": step.observation, "reply": step.reply,
-        "action": step.action, "reward": step.reward, "done": step.done,
+        # Each text is bounded (head and tail around a marker) so a page stays a few MB at most.
+        "index": step.index, "observation": text_bound(step.observation, limit=API_TEXT_CHARS),
+        "reply": text_bound(step.reply, limit=API_TEXT_CHARS), "action": step.action,
+        "reward": step.reward, "done": step.done,
         "success": step.success, "latency_ms": step.latency_ms,
         "input_tokens": step.input_tokens, "output_tokens": step.output_tokens,
         "format_error": step.format_error,
@@ -337,7 +344,9 @@ def episode_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
     """The episode and one page of its steps (`?page=`, `?page_size=` page the steps)."""
     episode = _get(Episode.objects.select_related(*_EPISODE_RELATED), uuid, "episode")
     data = episode_json(episode)
-    data["trajectory"] = _paginated(request, episode.trajectory.order_by("index"), step_json)
+    data["trajectory"] = _paginated(
+        request, episode.trajectory.order_by("index"), step_json, max_size=MAX_STEP_PAGE_SIZE
+    )
     return data
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
@@ -38,14 +39,27 @@ def environment_list_page(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-def _line_range(request: HttpRequest) -> tuple[int | None, int | None]:
-    """`?lines=12-20` (or `?lines=7`): the source lines to mark, e.g. an annotation's range."""
-    raw = request.GET.get("lines", "")
-    start, _, end = raw.partition("-")
-    if not start.isdigit():
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _line_range(request: HttpRequest, *, source: str) -> tuple[int | None, int | None]:
+    """`?lines=12-20` (or `?lines=7`): the source lines to mark, e.g. an annotation's range.
+
+    Clamped to the source's lines; a malformed value is a 400 saying what is expected.
+    """
+    raw = request.GET.get("lines", "").strip()
+    if not raw:
         return None, None
-    end = end if end.isdigit() else start
-    first, last = int(start), int(end)
+    start, dash, end = raw.partition("-")
+    if not _is_number(start) or (dash and not _is_number(end)):
+        raise BadRequest(f"lines must be a line number or a range such as 12-20, not {raw[:40]!r}")
+    last_line = source.count("\n") + 1
+    # Compared as text first: a thousand-digit number is clamped without being converted.
+    first, last = (
+        min(int(part) if len(part) <= 9 else last_line, last_line) for part in (start, end or start)
+    )
+    first, last = max(first, 1), max(last, 1)
     return (first, last) if first <= last else (last, first)
 
 
@@ -53,7 +67,7 @@ def _line_range(request: HttpRequest) -> tuple[int | None, int | None]:
 @login_required
 def environment_detail(request: HttpRequest, environment_uuid: UUID) -> HttpResponse:
     environment = environment_get(environment_uuid=environment_uuid)
-    line_start, line_end = _line_range(request)
+    line_start, line_end = _line_range(request, source=environment.source)
     context = {
         "environment": environment,
         "hints": environment.hints.all(),

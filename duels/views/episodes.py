@@ -20,6 +20,7 @@ from duels.selectors.episodes import (
     episode_steps_edges,
     episode_steps_window,
 )
+from duels.views.errors import LARGEST_NUMBER, param_int, param_uuid
 
 WINDOW_SIZE = 20
 
@@ -32,6 +33,9 @@ def episode_detail(request: HttpRequest, episode_uuid: UUID) -> HttpResponse:
     viewer loads every step over the websocket."""
     episode = episode_get(episode_uuid=episode_uuid)
     window_start = request.GET.get("from", "")
+    if window_start:
+        # Past the last step shows the last window (no query for an index no episode has).
+        window_start = str(min(param_int(window_start, name="from"), episode.steps))
     context = {
         "episode": episode,
         "window_size": WINDOW_SIZE,
@@ -105,13 +109,13 @@ def episode_compare_counterpart(request: HttpRequest, episode_uuid: UUID) -> Htt
     The picker submits `solver` and `seed` to switch to another pair on the same environment.
     """
     episode = episode_get(episode_uuid=episode_uuid)
-    solver, seed = request.GET.get("solver"), request.GET.get("seed", "")
-    if solver or seed.lstrip("-").isdigit():
+    solver, seed = request.GET.get("solver", ""), request.GET.get("seed", "")
+    if solver or seed:
         siblings = episode_siblings(episode=episode).filter(condition=episode.condition)
         if solver:
-            siblings = siblings.filter(solver__uuid=solver)
-        if seed.lstrip("-").isdigit():
-            siblings = siblings.filter(seed=int(seed))
+            siblings = siblings.filter(solver__uuid=param_uuid(solver, name="solver"))
+        if seed:
+            siblings = siblings.filter(seed=param_int(seed, name="seed", minimum=-LARGEST_NUMBER))
         chosen = siblings.first()
         if chosen is None:
             return _nothing_to_compare(request, episode, "No episode with that solver and seed.")
