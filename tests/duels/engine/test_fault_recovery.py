@@ -1,0 +1,135 @@
+"""Infrastructure faults with real parts: a model server answering 503 for a while, a sandbox
+container killed from outside. The work resumes and the results are those of an undisturbed run."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from duels.engine.scheduler import tournament_drive
+from duels.engine.tournaments import tournament_create
+from duels.models import Episode, Player, Status
+from sandbox_runner import available_backends
+from tests.helpers.model_server import ModelServer
+from tests.helpers.parts import need
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+MODELS = ("scripted-architect-v1", "scripted-watcher-v1")
+
+
+def _players(*, run: str, base_url: str) -> list[Player]:
+    # The player's own retries give up quickly, so the outage reaches the engine.
+    params = {"stream": False, "max_retries": 1, "backoff_base_s": 0.01, "timeout_s": 20}
+    return [Player.objects.create(name=f"{run}-{model}", provider="openai_compatible",
+                                  model=model, base_url=base_url, params=params)
+            for model in MODELS]
+
+
+def _results(tournament) -> tuple[list, list]:
+    """Each duel's outcome and scores, and each episode's result, in schedule order."""
+    duels = [(duel.round_index, duel.outcome, duel.setter_score_a, duel.setter_score_b,
+              duel.env_a.content_hash if duel.env_a else None,
+              duel.env_b.content_hash if duel.env_b else None)
+             for duel in tournament.duels.order_by("round_index", "id")]
+    episodes = sorted(
+        (episode.environment.content_hash, episode.condition, episode.seed, episode.status,
+         episode.success, episode.steps)
+        for episode in Episode.objects.filter(duel__tournament=tournament)
+        .select_related("environment"))
+    return duels, episodes
+
+
+@pytest.fixture
+def sandbox(settings):
+    backends = available_backends()
+    need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
+    settings.ENVDUELS_SANDBOX = "bwrap" if "bwrap" in backends else backends[0]
+    settings.ENVDUELS_INFRA_BACKOFF_SECONDS = 1
+    settings.ENVDUELS_LEASE_SECONDS = 5
+
+
+def test_a_provider_outage_mid_tournament_changes_no_outcome(sandbox):
+    with ModelServer() as server:
+        calm = tournament_create(players=_players(run="calm", base_url=server.base_url),
+                                 rounds=2, attempts=2, concurrency=4)
+        assert tournament_drive(tournament=calm)
+        calm_requests = server.requests
+
+    with ModelServer() as server:
+        # Two setter calls per duel come first; the outage starts among the solver turns and
+        # lasts longer than a player's own retries.
+        server.outage(after=6, count=6)
+        stormy = tournament_create(players=_players(run="stormy", base_url=server.base_url),
+                                   rounds=2, attempts=2, concurrency=4)
+        assert tournament_drive(tournament=stormy)
+        assert server.unavailable == 6
+
+    calm.refresh_from_db()
+    stormy.refresh_from_db()
+    assert calm.status == stormy.status == Status.FINISHED
+    assert calm_requests > 12
+    assert _results(stormy) == _results(calm)
+    stormy_episodes = Episode.objects.filter(duel__tournament=stormy)
+    # The outage was met by the engine (not only by the player's retries) and every episode hit
+    # by it resumed and finished; no fault became a result.
+    assert sum(stormy_episodes.values_list("infra_faults", flat=True)) >= 1
+    assert not stormy_episodes.exclude(status=Status.FINISHED).exists()
+    assert stormy_episodes.filter(infra_faults__gt=0, resumes__gt=0).exists()
+
+
+def _kill_the_episode_containers(stop: threading.Event, killed: list[str]) -> None:
+    """Once an episode has stored steps, kill this process's running sandbox containers from
+    outside (only ours: other test runs may share the Docker engine)."""
+    import docker
+
+    from sandbox_runner.backends.docker import OWNER, OWNER_LABEL
+
+    api = docker.from_env().api
+    while not stop.is_set():
+        if Episode.objects.filter(status=Status.RUNNING, steps__gte=1).exists():
+            for container in api.containers(filters={"label": f"{OWNER_LABEL}={OWNER}",
+                                                     "status": "running"}):
+                try:
+                    api.kill(container["Id"])
+                    killed.append(container["Id"])
+                except docker.errors.APIError:
+                    pass  # it ended meanwhile
+            if killed:
+                return
+        time.sleep(0.05)
+
+
+def test_a_sandbox_container_killed_from_outside_mid_episode_is_resumed(settings, monkeypatch):
+    backends = available_backends()
+    need("docker" in backends, "the docker sandbox backend is not available here")
+    settings.ENVDUELS_SANDBOX = "docker"
+    settings.ENVDUELS_INFRA_BACKOFF_SECONDS = 0
+    settings.ENVDUELS_BUILTIN_LATENCY_MS = 300  # episodes last long enough to be caught
+    from duels.services.players import player_seed_builtin
+
+    player_seed_builtin()
+    players = list(Player.objects.filter(name__in=["builtin-architect", "builtin-watcher"]))
+    tournament = tournament_create(players=players, rounds=1, attempts=1, concurrency=2)
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_the_episode_containers, args=(stop, killed))
+    killer.start()
+    try:
+        assert tournament_drive(tournament=tournament)
+    finally:
+        stop.set()
+        killer.join(timeout=30)
+    tournament.refresh_from_db()
+    assert killed, "no episode container was caught running"
+    assert tournament.status == Status.FINISHED
+    episodes = Episode.objects.filter(duel__tournament=tournament)
+    assert not episodes.exclude(status=Status.FINISHED).exists()
+    # The episode whose container died mid-way was handed back and resumed, not scored.
+    hit = episodes.filter(infra_faults__gt=0, steps__gte=2)
+    assert hit.exists()
+    for episode in hit:
+        assert episode.resumes >= 1
+        indices = list(episode.trajectory.order_by("index").values_list("index", flat=True))
+        assert indices == list(range(episode.steps + 1))
