@@ -33,10 +33,13 @@ from duels.models import (
     Condition,
     Duel,
     Environment,
+    EnvironmentStatus,
     Episode,
     Hint,
+    Outcome,
     Player,
     Status,
+    TargetKind,
 )
 from duels.services.analytics import analytics_latest_cached
 from duels.services.api_tokens import api_token_authenticate
@@ -63,11 +66,7 @@ def api_view(view: Callable[..., dict[str, Any]]) -> Callable[..., JsonResponse]
             scheme, _, raw = request.headers.get("Authorization", "").partition(" ")
             user = api_token_authenticate(raw=raw.strip()) if scheme.lower() == "bearer" else None
             if user is None:
-                response = JsonResponse(
-                    {"error": "authentication required: sign in, or send "
-                              "'Authorization: Bearer <token>' (manage.py api_token create)"},
-                    status=401,
-                )
+                response = JsonResponse({"error": _auth_problem(scheme, raw)}, status=401)
                 response["WWW-Authenticate"] = 'Bearer realm="envduels"'
                 return response
             request.user = user
@@ -77,6 +76,36 @@ def api_view(view: Callable[..., dict[str, Any]]) -> Callable[..., JsonResponse]
             return JsonResponse({"error": str(exc)}, status=exc.status)
 
     return wrapped
+
+
+def _auth_problem(scheme: str, raw: str) -> str:
+    """Why a request without a session was refused: no credentials, or a token that is wrong."""
+    if not scheme:
+        return ("authentication required: sign in, or send 'Authorization: Bearer <token>' "
+                "(manage.py api_token create USER NAME)")
+    if scheme.lower() != "bearer":
+        return (f"unsupported authorization scheme {scheme[:20]!r}: send "
+                "'Authorization: Bearer <token>'")
+    if not raw.strip():
+        return "invalid token: the Authorization header names no token"
+    return ("invalid token: it is unknown or was revoked (manage.py api_token list; create a "
+            "new one with manage.py api_token create USER NAME)")
+
+
+def _known_params(request: HttpRequest, *filters: str) -> None:
+    """400 for a query parameter the list does not know (a typo would silently match all)."""
+    allowed = (*filters, "page", "page_size")
+    unknown = sorted(set(request.GET) - set(allowed))
+    if unknown:
+        raise ApiError(f"unknown parameter {unknown[0]!r}; this list accepts: {', '.join(allowed)}")
+
+
+def _choice_param(request: HttpRequest, name: str, allowed: list[str] | tuple[str, ...]) -> str:
+    """The parameter's value when it is one of `allowed` ("" when absent), else a 400."""
+    value = request.GET.get(name, "")
+    if value and value not in allowed:
+        raise ApiError(f"{name} must be one of: {', '.join(allowed)} (got {value[:40]!r})")
+    return value
 
 
 def _int_param(request: HttpRequest, name: str, default: int) -> int:
@@ -96,7 +125,7 @@ def _uuid_param(request: HttpRequest, name: str) -> UUID | None:
     try:
         return UUID(raw)
     except ValueError:
-        raise ApiError(f"{name} must be a uuid") from None
+        raise ApiError(f"{name} must be a uuid (got {raw[:40]!r})") from None
 
 
 def _paginated(
@@ -249,6 +278,7 @@ def index(request: HttpRequest) -> dict[str, Any]:
 
 @api_view
 def players(request: HttpRequest) -> dict[str, Any]:
+    _known_params(request)
     return _paginated(request, Player.objects.order_by("name", "pk"), player_json)
 
 
@@ -265,8 +295,10 @@ def _environments() -> QuerySet[Environment]:
 
 @api_view
 def environments(request: HttpRequest) -> dict[str, Any]:
+    _known_params(request, "author", "status", "family", "tag")
     filters = EnvironmentExportFilters(
-        author=request.GET.get("author", ""), status=request.GET.get("status", ""),
+        author=request.GET.get("author", ""),
+        status=_choice_param(request, "status", EnvironmentStatus.values),
         family=request.GET.get("family", ""), tag=request.GET.get("tag", ""),
     )
     chosen = exchange_environments_filtered(filters=filters).values("pk")
@@ -284,9 +316,12 @@ _DUEL_RELATED = ("a", "b", "tournament", "env_a", "env_b", "hint_a", "hint_b")
 
 @api_view
 def duels(request: HttpRequest) -> dict[str, Any]:
+    _known_params(request, "player", "tournament", "status", "outcome", "tag")
+    tournament = _uuid_param(request, "tournament")
     filters = DuelExportFilters(
-        player=request.GET.get("player", ""), tournament=request.GET.get("tournament", ""),
-        status=request.GET.get("status", ""), outcome=request.GET.get("outcome", ""),
+        player=request.GET.get("player", ""), tournament=str(tournament or ""),
+        status=_choice_param(request, "status", Status.values),
+        outcome=_choice_param(request, "outcome", Outcome.values),
         tag=request.GET.get("tag", ""),
     )
     queryset = exchange_duels_filtered(filters=filters).select_related(*_DUEL_RELATED)
@@ -308,6 +343,7 @@ _YES_NO = {"yes": True, "true": True, "1": True, "no": False, "false": False, "0
 
 @api_view
 def episodes(request: HttpRequest) -> dict[str, Any]:
+    _known_params(request, "duel", "environment", "solver", "condition", "success", "status")
     queryset = Episode.objects.select_related(*_EPISODE_RELATED)
     duel_uuid = _uuid_param(request, "duel")
     if duel_uuid:
@@ -321,20 +357,14 @@ def episodes(request: HttpRequest) -> dict[str, Any]:
             queryset = queryset.filter(solver__uuid=UUID(solver))
         except ValueError:
             queryset = queryset.filter(solver__name=solver)
-    condition = request.GET.get("condition", "")
+    condition = _choice_param(request, "condition", Condition.values)
     if condition:
-        if condition not in Condition.values:
-            raise ApiError("condition is hinted or unhinted")
         queryset = queryset.filter(condition=condition)
-    success = request.GET.get("success", "").lower()
+    success = _choice_param(request, "success", tuple(_YES_NO))
     if success:
-        if success not in _YES_NO:
-            raise ApiError("success is yes or no")
         queryset = queryset.filter(success=_YES_NO[success])
-    status = request.GET.get("status", "")
+    status = _choice_param(request, "status", Status.values)
     if status:
-        if status not in Status.values:
-            raise ApiError(f"status is one of {', '.join(Status.values)}")
         queryset = queryset.filter(status=status)
     return _paginated(request, queryset.order_by("-created_at", "-pk"), episode_json)
 
@@ -352,6 +382,7 @@ def episode_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
 
 @api_view
 def annotations(request: HttpRequest) -> dict[str, Any]:
+    _known_params(request, "environment", "episode", "target_kind", "author", "tag")
     queryset = Annotation.objects.select_related("author", "environment", "episode")
     environment_uuid = _uuid_param(request, "environment")
     if environment_uuid:
@@ -359,8 +390,9 @@ def annotations(request: HttpRequest) -> dict[str, Any]:
     episode_uuid = _uuid_param(request, "episode")
     if episode_uuid:
         queryset = queryset.filter(episode__uuid=episode_uuid)
-    if request.GET.get("target_kind"):
-        queryset = queryset.filter(target_kind=request.GET["target_kind"])
+    target_kind = _choice_param(request, "target_kind", TargetKind.values)
+    if target_kind:
+        queryset = queryset.filter(target_kind=target_kind)
     if request.GET.get("author"):
         queryset = queryset.filter(author__username=request.GET["author"])
     tag = request.GET.get("tag", "").strip().lower()
