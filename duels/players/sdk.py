@@ -24,6 +24,8 @@ from duels.players.retry import RetryPolicy, TransientError, call_with_retries, 
 
 RETRYABLE_STATUSES = frozenset({408, 429})
 ERROR_DETAIL_CHARS = 300
+# Transport errors (httpx names) that mean the connection was made and then the reply broke off.
+READ_ERRORS = frozenset({"RemoteProtocolError", "ReadError", "ReadTimeout"})
 
 
 def transport_errors() -> tuple[type[Exception], ...]:
@@ -78,6 +80,8 @@ def failure_from_sdk_error(
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__ or exc
         detail = secret_scrub(str(cause))[:ERROR_DETAIL_CHARS] or type(cause).__name__
+        if type(cause).__name__ in READ_ERRORS:  # connected, then the reply broke off
+            return TransientError(f"{who}: the reply stream from {url} broke off: {detail}")
         return TransientError(f"{who}: could not connect to {url}: {detail}")
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
