@@ -7,7 +7,13 @@
 
 from __future__ import annotations
 
-from sandbox_runner.backends import available_backends, get_backend, resolve_backend
+from sandbox_runner.backends import (
+    BackendStatus,
+    available_backends,
+    backend_status,
+    get_backend,
+    resolve_backend,
+)
 from sandbox_runner.errors import (
     EnvCodeError,
     SandboxCrashed,
@@ -21,9 +27,9 @@ from sandbox_runner.limits import SandboxLimits, default_limits
 from sandbox_runner.session import Sandbox, StepResult
 
 __all__ = [
-    "EnvCodeError", "Sandbox", "SandboxCrashed", "SandboxError", "SandboxLimits",
+    "BackendStatus", "EnvCodeError", "Sandbox", "SandboxCrashed", "SandboxError", "SandboxLimits",
     "SandboxMemoryExceeded", "SandboxOutputExceeded", "SandboxTimeout", "SandboxUnavailable",
-    "StepResult", "available_backends", "open_sandbox", "resolve_backend",
+    "StepResult", "available_backends", "backend_status", "open_sandbox", "resolve_backend",
 ]
 
 

@@ -40,14 +40,16 @@ class SandboxLimits:
         """RLIMIT_CPU backstop: the episode timeout plus a margin."""
         return int(self.episode_timeout) + 5
 
-    def guest_args(self, *, count_processes: bool = True) -> list[str]:
-        """Arguments of the guest program; it applies them with setrlimit before loading code."""
+    def guest_args(self, *, count_processes: bool = True, seccomp: bool = True) -> list[str]:
+        """Arguments of the guest program; it applies them with setrlimit (and installs its
+        seccomp filter) before loading code."""
         return [
             str(self.memory_bytes),
             str(self.max_processes if count_processes else 0),
             str(self.tmpfs_bytes),
             str(self.cpu_seconds),
             str(self.max_observation_bytes),
+            "1" if seccomp else "0",
         ]
 
 

@@ -5,28 +5,24 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 import select
 import socket
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 from sandbox_runner.errors import (
-    EnvCodeError,
     SandboxError,
     SandboxMemoryExceeded,
     SandboxOutputExceeded,
     SandboxTimeout,
 )
+from sandbox_runner.replies import reply_answer, reply_parse, reply_step_values
 
 READ_CHUNK = 64 * 1024
 REPLY, LOG = "reply", "log"
-
-
-class ProtocolViolation(EnvCodeError):
-    """The sandbox wrote something on the protocol channel that is not a valid reply."""
 
 
 class StreamClosed(SandboxError):
@@ -38,6 +34,27 @@ class Transport:
 
     # How long log output may trail a reply (separately copied streams can reorder).
     log_settle_seconds = 0.0
+    # Readable once the sandbox's memory cgroup had to act (a v1 OOM eventfd).
+    memory_alarm_fd: int | None = None
+    poller: select.poll
+
+    def add_memory_alarm(self, fd: int, message: str, confirm: Callable[[], bool]) -> None:
+        """Make `receive` raise SandboxMemoryExceeded(message) once `fd` becomes readable and
+        `confirm()` is true: the cgroup still exists (a v1 OOM eventfd also fires when its
+        cgroup is removed, for example when a container exits; the kernel's OOM counters lag
+        the signal, so they cannot tell the two apart yet)."""
+        self.memory_alarm_fd = fd
+        self.memory_alarm = (message, confirm)
+        self.poller.register(fd, select.POLLIN)
+
+    def check_memory_alarm(self) -> None:
+        message, confirm = self.memory_alarm
+        with contextlib.suppress(OSError):
+            os.read(self.memory_alarm_fd, 8)
+        if confirm():
+            raise SandboxMemoryExceeded(message)
+        self.poller.unregister(self.memory_alarm_fd)  # removed, not out of memory
+        self.memory_alarm_fd = None
 
     def send(self, data: bytes) -> None:
         raise NotImplementedError
@@ -73,6 +90,9 @@ class PipeTransport(Transport):
             return [(REPLY, os.read(self.stdout_fd, READ_CHUNK))]
         chunks = []
         for fd, _event in events:
+            if fd == self.memory_alarm_fd:
+                self.check_memory_alarm()
+                continue
             chunk = os.read(fd, READ_CHUNK)
             if not chunk and fd == self.stderr_fd:
                 self.poller.unregister(fd)
@@ -193,6 +213,9 @@ class FifoTransport(MultiplexedSocketTransport):
             return chunks
         chunks = []
         for fd, _event in self.poller.poll(max(timeout, 0.0) * 1000):
+            if fd == self.memory_alarm_fd:
+                self.check_memory_alarm()
+                continue
             if fd == self.reply_fd:
                 try:
                     chunk = os.read(fd, READ_CHUNK)
@@ -213,21 +236,8 @@ class FifoTransport(MultiplexedSocketTransport):
                 os.close(fd)
 
 
-def reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed in a reply")
-
-
-# The step round trip is the hot path: scan and encode with json's C helpers directly, which
-# skips the per-call setup that json.loads / json.dumps do.
-SCAN_REPLY = json.JSONDecoder(parse_constant=reject_constant).scan_once
+# Requests are encoded with json's C helper directly (the step round trip is the hot path).
 ENCODE_STRING = json.encoder.encode_basestring_ascii
-SCAN_STRING = json.decoder.scanstring
-# What follows the observation in a step reply as the guest formats it; any other (valid) form
-# takes the general parser. No NaN or Infinity: those are not JSON numbers.
-STEP_REPLY_TAIL = re.compile(
-    r',"done":(true|false),"success":(true|false),'
-    r'"reward":(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)\}\n'
-)
 
 
 def encode_body(message: dict[str, Any]) -> bytes:
@@ -247,9 +257,11 @@ def encode_body(message: dict[str, Any]) -> bytes:
 class Channel:
     """Sends requests and waits for the matching reply, enforcing every byte and time limit."""
 
-    def __init__(self, transport: Transport, *, max_reply_bytes: int, max_log_bytes: int) -> None:
+    def __init__(self, transport: Transport, *, max_reply_bytes: int, max_log_bytes: int,
+                 max_observation_bytes: int = 64 * 1024) -> None:
         self.transport = transport
         self.max_reply_bytes = max_reply_bytes
+        self.max_observation_bytes = max_observation_bytes
         self.max_log_bytes = max_log_bytes
         self.id_prefix = secrets.token_hex(4) + "-"
         self.sequence = 0
@@ -274,27 +286,10 @@ class Channel:
 
     def exchange_step(self, body: bytes, deadline: float,
                       timeout: float) -> tuple[str, bool, bool, float]:
-        """Send a step request; return (observation, done, success, reward) from its reply."""
+        """Send a step request; return (observation, done, success, reward) from its reply,
+        every value checked (see replies.py)."""
         request_id, line = self.send_and_read(body, deadline, timeout)
-        prefix = '{"ok":true,"id":"' + request_id + '","observation":"'
-        try:
-            text = line.decode("utf-8")
-            if text.startswith(prefix):
-                observation, end = SCAN_STRING(text, len(prefix))
-                tail = STEP_REPLY_TAIL.fullmatch(text, end)
-                if tail is not None:
-                    return (observation, tail[1] == "true", tail[2] == "true",
-                            float(tail[3]))
-        except ValueError:
-            pass  # the general parser says what is wrong
-        reply = self.checked_reply(request_id, line)
-        observation, done = reply.get("observation"), reply.get("done")
-        success, reward = reply.get("success"), reply.get("reward", 0.0)
-        if type(done) is not bool or type(success) is not bool or type(reward) not in (int, float):
-            raise ProtocolViolation("the sandbox sent a malformed step reply")
-        if not isinstance(observation, str):
-            raise ProtocolViolation("the sandbox sent a reply without an observation")
-        return observation, done, success, float(reward)
+        return reply_step_values(line, request_id, self.max_observation_bytes)
 
     def send_and_read(self, body: bytes, deadline: float, timeout: float) -> tuple[str, bytes]:
         """Send one request; return its id and the next reply line (newline included)."""
@@ -318,12 +313,7 @@ class Channel:
 
     def checked_reply(self, request_id: str, line: bytes) -> dict[str, Any]:
         """Parse a reply line; return it when it answers `request_id` and is `ok`, else raise."""
-        reply = self.parse(line)
-        if reply.get("id") != request_id:
-            raise ProtocolViolation("the sandbox sent a reply that does not answer the request")
-        if reply.get("ok") is True:
-            return reply
-        raise reply_error(reply.get("error"))
+        return reply_answer(reply_parse(line), request_id)
 
     def read_line(self, deadline: float) -> bytes:
         """Return the next reply line, newline included."""
@@ -380,41 +370,3 @@ class Channel:
                 self.pump(remaining)
         except SandboxError:
             pass
-
-    @staticmethod
-    def parse(line: bytes) -> dict[str, Any]:
-        """Parse one reply line (ending in its newline) into a dict."""
-        try:
-            text = line.decode("utf-8")
-            reply, end = SCAN_REPLY(text, 0)
-            if end != len(text) - 1:
-                raise ValueError("extra data after the JSON object")
-        except StopIteration:
-            raise ProtocolViolation("the sandbox sent a reply that is not JSON") from None
-        except ValueError as error:
-            raise ProtocolViolation(f"the sandbox sent an invalid reply line: {error}") from None
-        if not isinstance(reply, dict):
-            raise ProtocolViolation("the sandbox sent a reply that is not a JSON object")
-        return reply
-
-
-def reply_error(error: Any) -> SandboxError:
-    """Turn the guest's `error` object into the matching exception."""
-    if not isinstance(error, dict):
-        return ProtocolViolation("the sandbox sent a failure without an error object")
-    kind = str(error.get("kind", "env"))
-    name = str(error.get("type", "Error"))[:100]
-    message = str(error.get("message", ""))[:4000]
-    trace = str(error.get("traceback", ""))[:4000]
-    if kind == "memory":
-        return SandboxMemoryExceeded(f"the environment ran out of memory ({name}: {message})")
-    if kind == "output":
-        return SandboxOutputExceeded(message)
-    detail = f"{name}: {message}"
-    if kind == "contract":
-        detail = f"the environment broke the contract: {message}"
-    if trace and kind != "contract":
-        detail += "\n" + trace
-    exception = EnvCodeError(detail)
-    exception.error_type = name
-    return exception

@@ -17,12 +17,12 @@ from sandbox_runner.errors import (
     SandboxTimeout,
 )
 from sandbox_runner.limits import SandboxLimits
-from sandbox_runner.protocol import (
-    ENCODE_STRING,
-    Channel,
+from sandbox_runner.protocol import ENCODE_STRING, Channel, StreamClosed, encode_body
+from sandbox_runner.replies import (
     ProtocolViolation,
-    StreamClosed,
-    encode_body,
+    reply_load_values,
+    reply_reference_actions,
+    reply_text,
 )
 
 
@@ -51,7 +51,8 @@ class Sandbox:
         self.limits = limits
         self.backend_name = process.backend_name
         self.channel = Channel(process.transport, max_reply_bytes=limits.max_reply_bytes,
-                               max_log_bytes=limits.max_log_bytes)
+                               max_log_bytes=limits.max_log_bytes,
+                               max_observation_bytes=limits.max_observation_bytes)
         self.episode_deadline = time.monotonic() + limits.episode_timeout
         self.max_steps: int | None = None
         self.has_reference = False
@@ -77,38 +78,30 @@ class Sandbox:
 
     def load(self, code: str) -> None:
         reply = self.call("load", code=code)
-        self.max_steps = reply.get("max_steps")
-        self.has_reference = bool(reply.get("has_reference"))
+        self.max_steps, self.has_reference = self.checked(reply_load_values, reply)
 
     def reset(self, seed: int = 0) -> str:
-        text = self.call("reset", seed=int(seed)).get("observation")
-        if not isinstance(text, str):
-            self.fail(ProtocolViolation("the sandbox sent a reply without an observation"))
-        return self.observation(text)
+        reply = self.call("reset", seed=int(seed))
+        return self.checked(reply_text, reply.get("observation"), "observation",
+                            self.limits.max_observation_bytes)
 
     def step(self, action: str) -> StepResult:
         body = b',"op":"step","action":' + ENCODE_STRING(str(action)).encode() + b"}\n"
         observation, done, success, reward = self.request(
             "step", body, self.channel.exchange_step)
-        return StepResult.checked(self.observation(observation), done, success, reward)
+        return StepResult.checked(observation, done, success, reward)
 
     def reference_solution(self, seed: int = 0) -> list[str] | None:
         if not self.has_reference:
             return None
-        actions = self.call("reference", seed=int(seed)).get("actions")
-        if actions is None:
-            return None
-        if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
-            self.fail(ProtocolViolation("the sandbox sent a malformed reference reply"))
-        return actions
+        return self.checked(reply_reference_actions, self.call("reference", seed=int(seed)))
 
-    def observation(self, text: str) -> str:
-        """Return `text` when it is within the observation byte limit, else kill and raise."""
-        limit = self.limits.max_observation_bytes
-        if len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit:
-            self.fail(SandboxOutputExceeded(
-                f"observation is over {self.limits.max_observation_bytes} bytes"))
-        return text
+    def checked(self, check: Callable, *args: Any) -> Any:
+        """Return `check(*args)`; a reply it rejects kills the sandbox (the guest was subverted)."""
+        try:
+            return check(*args)
+        except (ProtocolViolation, SandboxOutputExceeded) as error:
+            self.fail(error)
 
     def call(self, op: str, **fields: Any) -> dict[str, Any]:
         return self.request(op, encode_body({"op": op, **fields}))

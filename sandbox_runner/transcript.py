@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox_runner import SandboxError, SandboxLimits, open_sandbox
+from sandbox_runner import SandboxError, SandboxLimits, backend_status, open_sandbox
 
 
 def sandbox_transcript(
@@ -14,9 +14,13 @@ def sandbox_transcript(
     """Reset with `seed`, then step through `actions` until done or max_steps.
 
     Never raises SandboxError: a failure ends the transcript and is reported under "error".
+    "backend_status" lists every backend: available, whether its limits hold for the whole
+    sandbox, and why not.
     """
-    transcript: dict[str, Any] = {"backend": None, "seed": seed, "max_steps": None,
-                                  "reset": None, "steps": [], "log": "", "error": None}
+    transcript: dict[str, Any] = {
+        "backend": None, "seed": seed, "max_steps": None, "reset": None, "steps": [], "log": "",
+        "error": None, "backend_status": [status.as_dict() for status in backend_status()],
+    }
     sandbox = None
     try:
         sandbox = open_sandbox(code, limits=limits, backend=backend)

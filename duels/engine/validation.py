@@ -6,11 +6,13 @@ on the Environment.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.db import DataError, IntegrityError, transaction
 
 from duels.models import Environment, EnvironmentStatus
 from sandbox_runner import (
@@ -20,6 +22,9 @@ from sandbox_runner import (
     SandboxUnavailable,
     open_sandbox,
 )
+from sandbox_runner.replies import MAX_STEPS, MIN_STEPS
+
+logger = logging.getLogger(__name__)
 
 MAX_SOURCE_BYTES = 64 * 1024
 VALIDATION_SEEDS = (0, 1, 2)
@@ -188,21 +193,57 @@ def finish_limits_check(run: ValidationRun) -> None:
 def environment_validate(*, environment: Environment) -> Environment:
     """Validate the environment in the sandbox and store the report, status and `max_steps`.
 
-    The report checks that none of the environment's hints leaks into its reset text.
+    The report checks that none of the environment's hints leaks into its reset text. Only
+    SandboxUnavailable (no sandbox here: an infrastructure fault) escapes; any other failure,
+    even an unexpected one, makes the environment invalid with the reason, so its side forfeits
+    and the duel goes on.
     """
     hint_texts = list(environment.hints.values_list("text", flat=True))
-    report = environment_validation_report(
-        source=environment.source, hint_texts=hint_texts, backend=settings.ENVDUELS_SANDBOX
-    )
+    try:
+        report = environment_validation_report(
+            source=environment.source, hint_texts=hint_texts, backend=settings.ENVDUELS_SANDBOX
+        )
+    except SandboxUnavailable:
+        raise
+    except Exception as error:
+        logger.exception("validating environment %s stopped on an unexpected error",
+                         environment.uuid)
+        report = validation_error_report(
+            f"validation stopped on an unexpected error: {type(error).__name__}: {short(error)}")
+    max_steps = report.get("max_steps")
+    if max_steps is not None and (type(max_steps) is not int
+                                  or not MIN_STEPS <= max_steps <= MAX_STEPS):
+        report = validation_error_report(
+            f"max_steps {str(max_steps)[:40]} is outside {MIN_STEPS}..{MAX_STEPS}")
+    try:
+        with transaction.atomic():
+            validation_store(environment=environment, report=report)
+    except (DataError, IntegrityError) as error:
+        logger.exception("could not store the validation of environment %s", environment.uuid)
+        validation_store(environment=environment, report=validation_error_report(
+            f"the validation result could not be stored: {short(error)}"))
+    return environment
+
+
+def validation_error_report(reason: str) -> dict[str, Any]:
+    """An invalid report for a validation that could not run to its end: `reason` says why."""
+    checks = [{"name": name, "passed": False, "detail": f"not run: {reason}"}
+              for name in CHECK_NAMES]
+    return {"valid": False, "backend": None, "checks": checks, "max_steps": None,
+            "error": reason}
+
+
+def validation_store(*, environment: Environment, report: dict[str, Any]) -> None:
     environment.validation = report
     environment.status = EnvironmentStatus.VALID if report["valid"] else EnvironmentStatus.INVALID
     environment.max_steps = report.get("max_steps")
     environment.save(update_fields=["validation", "status", "max_steps", "content_hash"])
-    return environment
 
 
 def environment_invalid_reason(*, environment: Environment) -> str:
     """Return the failed checks of an invalid environment as one line a person can act on."""
+    if (environment.validation or {}).get("error"):
+        return f"invalid environment — {environment.validation['error']}"
     checks = (environment.validation or {}).get("checks", [])
     failed = [f"{check['name']}: {check.get('detail', '')}".strip(": ")
               for check in checks if not check.get("passed")]

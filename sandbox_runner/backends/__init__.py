@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import asdict, dataclass
 
 from sandbox_runner.backends.base import Backend
 from sandbox_runner.backends.bwrap import BwrapBackend
@@ -39,6 +40,42 @@ def unavailable_reason(name: str, *, fresh: bool = False) -> str | None:
     return reason
 
 
+@dataclass(frozen=True)
+class BackendStatus:
+    """What one backend offers here: whether it runs, and whether its memory and process limits
+    hold for the whole sandbox (docker, or a per-sandbox cgroup) or per process only (rlimits).
+    `reason` says why it is unavailable, or, when it runs, why its limits are per process."""
+
+    name: str
+    available: bool
+    limits_whole_sandbox: bool
+    reason: str | None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def backend_status(*, fresh: bool = False) -> list[BackendStatus]:
+    """Return the status of every isolated backend, in the order `auto` considers them."""
+    statuses = []
+    for name in ISOLATED_BACKENDS:
+        reason = unavailable_reason(name, fresh=fresh)
+        if reason is not None:
+            statuses.append(BackendStatus(name, False, False, reason))
+            continue
+        partial = whole_sandbox_reason(name)
+        statuses.append(BackendStatus(name, True, partial is None, partial))
+    return statuses
+
+
+def whole_sandbox_reason(name: str) -> str | None:
+    """None when backend `name` limits memory and processes for the whole sandbox, else why not."""
+    try:
+        return BACKENDS[name].whole_sandbox_limits_reason()
+    except Exception as error:  # a probe must never take the host down
+        return f"cgroup probe failed: {error}"
+
+
 def available_backends() -> list[str]:
     """Return the isolated backends that work on this machine right now, in `auto` order."""
     return [name for name in ISOLATED_BACKENDS if unavailable_reason(name, fresh=True) is None]
@@ -59,12 +96,18 @@ def resolve_backend(name: str = "auto") -> str:
         if reason:
             raise SandboxUnavailable(f"sandbox backend {name} is unavailable: {reason}")
         return name
-    reasons = []
+    reasons, runnable = [], []
     for candidate in ISOLATED_BACKENDS:
         reason = unavailable_reason(candidate)
         if reason is None:
-            return candidate
-        reasons.append(f"{candidate}: {reason}")
+            # Prefer a backend whose limits hold for the whole sandbox over rlimits alone.
+            if whole_sandbox_reason(candidate) is None:
+                return candidate
+            runnable.append(candidate)
+        else:
+            reasons.append(f"{candidate}: {reason}")
+    if runnable:
+        return runnable[0]
     raise SandboxUnavailable(
         "no sandbox backend works on this machine, so no environment code was run. "
         "Install docker.io and run `manage.py build_sandbox_image --offline`, or install "

@@ -8,11 +8,13 @@ import signal
 import subprocess
 from abc import ABC, abstractmethod
 
+from sandbox_runner.cgroups import CgroupUnavailable, SandboxCgroup, cgroup_support
 from sandbox_runner.errors import (
     SandboxCrashed,
     SandboxError,
     SandboxMemoryExceeded,
     SandboxTimeout,
+    SandboxUnavailable,
 )
 from sandbox_runner.guest import guest_source
 from sandbox_runner.limits import SandboxLimits
@@ -43,25 +45,41 @@ class SandboxProcess(ABC):
 
 
 class PopenSandboxProcess(SandboxProcess):
-    """A guest behind a local launcher process (bwrap, unshare, or none)."""
+    """A guest behind a local launcher process (bwrap, unshare, or none).
 
-    def __init__(self, backend_name: str, command: list[str]) -> None:
+    With a `cgroup` the launcher joins it before it execs anything, so every process of the
+    sandbox counts against the cgroup's memory and process limits; it is removed on kill.
+    """
+
+    def __init__(self, backend_name: str, command: list[str],
+                 cgroup: SandboxCgroup | None = None) -> None:
         self.backend_name = backend_name
-        # start_new_session and close_fds happen in C after fork: safe in a threaded server.
-        self.popen = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            env=dict(CLEAN_ENV),
-            cwd="/",
-            close_fds=True,
-            start_new_session=True,
-        )
+        self.cgroup = cgroup
+        if cgroup is not None:
+            command = [*cgroup.join_command(), *command]
+        try:
+            # start_new_session and close_fds happen in C after fork: safe in a threaded server.
+            self.popen = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                env=dict(CLEAN_ENV),
+                cwd="/",
+                close_fds=True,
+                start_new_session=True,
+            )
+        except BaseException:
+            if cgroup is not None:
+                cgroup.remove()
+            raise
         self.transport = PipeTransport(
             self.popen.stdin.fileno(), self.popen.stdout.fileno(), self.popen.stderr.fileno()
         )
+        if cgroup is not None and cgroup.alarm_fd is not None:
+            self.transport.add_memory_alarm(cgroup.alarm_fd, memory_message(cgroup.memory_bytes),
+                                            cgroup.directories[0].exists)
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -78,13 +96,22 @@ class PopenSandboxProcess(SandboxProcess):
         for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             with contextlib.suppress(OSError):
                 stream.close()
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
     def exit_error(self, stderr_tail: str) -> SandboxError:
         try:
             status = self.popen.wait(timeout=2)
         except subprocess.TimeoutExpired:
             status = None
+        if self.cgroup is not None and self.cgroup.memory_exceeded():
+            return SandboxMemoryExceeded(memory_message(self.cgroup.memory_bytes))
         return describe_exit(status, stderr_tail)
+
+
+def memory_message(memory_bytes: int) -> str:
+    return (f"the environment went over the sandbox's memory limit of "
+            f"{memory_bytes // (1024 * 1024)} MiB (all its processes together)")
 
 
 def describe_exit(status: int | None, stderr_tail: str) -> SandboxError:
@@ -99,14 +126,16 @@ def describe_exit(status: int | None, stderr_tail: str) -> SandboxError:
 
 
 def guest_command(limits: SandboxLimits, python: str = SANDBOX_PYTHON,
-                  count_processes: bool = True, channel_dir: str | None = None) -> list[str]:
+                  count_processes: bool = True, channel_dir: str | None = None,
+                  seccomp: bool = True) -> list[str]:
     """Return the command that runs the guest: lean start-up, source passed inline.
 
-    With `channel_dir` the guest speaks the protocol over the FIFOs in that directory.
+    With `channel_dir` the guest speaks the protocol over the FIFOs in that directory; with
+    `seccomp` it filters its own syscalls before loading any environment code.
     """
     channel = [channel_dir] if channel_dir else []
     return [python, "-S", "-I", "-c", guest_source(), *limits.guest_args(
-        count_processes=count_processes), *channel]
+        count_processes=count_processes, seccomp=seccomp), *channel]
 
 
 class Backend(ABC):
@@ -121,3 +150,31 @@ class Backend(ABC):
     @abstractmethod
     def start(self, limits: SandboxLimits) -> SandboxProcess:
         """Start a fresh, empty sandbox running the guest (nothing loaded yet)."""
+
+    def whole_sandbox_limits_reason(self) -> str | None:
+        """None when memory and process limits hold for the whole sandbox, else why not."""
+        return None
+
+
+class CgroupBackend(Backend):
+    """A local backend (bwrap, unshare) that puts each sandbox in its own cgroup when it can."""
+
+    def whole_sandbox_limits_reason(self) -> str | None:
+        _layout, reason = cgroup_support()
+        if reason is None:
+            return None
+        return (f"no per-sandbox cgroup ({reason}); memory and process limits hold per "
+                "process only (rlimits)")
+
+    def sandbox_cgroup(self, limits: SandboxLimits) -> SandboxCgroup | None:
+        """A fresh cgroup for one sandbox, or None where this machine offers none."""
+        layout, _reason = cgroup_support()
+        if layout is None:
+            return None
+        try:
+            return SandboxCgroup(layout, limits)
+        except CgroupUnavailable as error:
+            raise SandboxUnavailable(str(error)) from error
+
+    def start_process(self, limits: SandboxLimits, command: list[str]) -> PopenSandboxProcess:
+        return PopenSandboxProcess(self.name, command, cgroup=self.sandbox_cgroup(limits))

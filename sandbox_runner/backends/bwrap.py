@@ -1,4 +1,5 @@
-"""bubblewrap backend: new user/pid/net/ipc/uts namespaces, read-only /usr, tmpfs /tmp."""
+"""bubblewrap backend: new user/pid/net/ipc/uts namespaces (no nested user namespaces),
+read-only /usr, tmpfs /tmp; the guest adds its seccomp filter."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from sandbox_runner.backends.base import (
     CLEAN_ENV,
     NOBODY,
     SANDBOX_PYTHON,
-    Backend,
+    CgroupBackend,
     PopenSandboxProcess,
     guest_command,
 )
@@ -21,13 +22,14 @@ from sandbox_runner.backends.local_layout import (
 from sandbox_runner.limits import SandboxLimits
 
 
-class BwrapBackend(Backend):
+class BwrapBackend(CgroupBackend):
     name = "bwrap"
 
     def bwrap_command(self, limits: SandboxLimits, command: list[str]) -> list[str]:
         bwrap = shutil.which("bwrap") or "bwrap"
         args = [
-            bwrap, "--unshare-all", "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY),
+            bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
+            "--uid", str(NOBODY), "--gid", str(NOBODY),
             "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv",
             "--setenv", "PATH", CLEAN_ENV["PATH"], "--setenv", "LANG", CLEAN_ENV["LANG"],
             "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr",
@@ -52,4 +54,4 @@ class BwrapBackend(Backend):
         return namespace_probe("bwrap", probe, dict(CLEAN_ENV))
 
     def start(self, limits: SandboxLimits) -> PopenSandboxProcess:
-        return PopenSandboxProcess(self.name, self.bwrap_command(limits, guest_command(limits)))
+        return self.start_process(limits, self.bwrap_command(limits, guest_command(limits)))

@@ -28,7 +28,9 @@ from sandbox_runner.backends.base import (
     SandboxProcess,
     describe_exit,
     guest_command,
+    memory_message,
 )
+from sandbox_runner.cgroups import process_oom_eventfd
 from sandbox_runner.errors import SandboxError, SandboxMemoryExceeded, SandboxUnavailable
 from sandbox_runner.limits import SandboxLimits, configured_image
 from sandbox_runner.protocol import FifoTransport
@@ -169,6 +171,7 @@ class DockerSandboxProcess(SandboxProcess):
         self.removed = False
         self.container = None
         self.transport = None
+        self.memory_alarm_fd: int | None = None
         self.host_channel_dir = make_channel_dir()
         # The host holds the far end of both FIFOs first, so the guest's opens never block.
         # Opening `in` read-write never blocks either; writes to it are bounded in send().
@@ -230,6 +233,20 @@ class DockerSandboxProcess(SandboxProcess):
         self.transport.wait_ready(READY_TIMEOUT)
         # The guest holds its ends now: delete the names, so only its private fds remain.
         self.remove_channel_dir()
+        self.watch_memory(limits)
+
+    def watch_memory(self, limits: SandboxLimits) -> None:
+        """When the engine is local with cgroup v1, learn at once that the container ran out of
+        memory even if the guest survives (the kernel killed one of its children)."""
+        with contextlib.suppress(Exception):
+            self.container.reload()
+            pid = self.container.attrs.get("State", {}).get("Pid")
+            alarm = process_oom_eventfd(int(pid)) if pid else None
+            if alarm is not None:
+                self.memory_alarm_fd, memory_dir = alarm
+                self.transport.add_memory_alarm(self.memory_alarm_fd,
+                                                memory_message(limits.memory_bytes),
+                                                memory_dir.exists)
 
     def remove_channel_dir(self) -> None:
         shutil.rmtree(self.host_channel_dir, ignore_errors=True)
@@ -247,6 +264,9 @@ class DockerSandboxProcess(SandboxProcess):
         if self.removed:
             return
         self.removed = True
+        if self.memory_alarm_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.memory_alarm_fd)
         if self.transport is not None:
             self.transport.close()
         else:

@@ -23,6 +23,9 @@ class UnsafeLocalBackend(Backend):
     def unavailable_reason(self) -> str | None:
         return None
 
+    def whole_sandbox_limits_reason(self) -> str | None:
+        return "no isolation at all: ENVDUELS_SANDBOX=unsafe-local"
+
     def start(self, limits: SandboxLimits) -> PopenSandboxProcess:
         logger.warning(
             "ENVDUELS_SANDBOX=unsafe-local: running environment code WITHOUT any isolation; "
@@ -30,4 +33,5 @@ class UnsafeLocalBackend(Backend):
         )
         python = SANDBOX_PYTHON if shutil.which(SANDBOX_PYTHON) else sys.executable
         # No process-count limit: RLIMIT_NPROC would count every process of this user.
-        return PopenSandboxProcess(self.name, guest_command(limits, python, count_processes=False))
+        return PopenSandboxProcess(self.name, guest_command(limits, python, count_processes=False,
+                                                          seccomp=False))

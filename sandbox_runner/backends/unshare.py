@@ -9,7 +9,7 @@ from sandbox_runner.backends.base import (
     CLEAN_ENV,
     NOBODY,
     SANDBOX_PYTHON,
-    Backend,
+    CgroupBackend,
     PopenSandboxProcess,
     guest_command,
 )
@@ -63,7 +63,7 @@ def root_setup_script() -> str:
     return "\n".join(lines)
 
 
-class UnshareBackend(Backend):
+class UnshareBackend(CgroupBackend):
     name = "unshare"
 
     def unshare_command(self, limits: SandboxLimits, command: list[str]) -> list[str]:
@@ -85,4 +85,4 @@ class UnshareBackend(Backend):
         return namespace_probe("unshare", probe, dict(CLEAN_ENV))
 
     def start(self, limits: SandboxLimits) -> PopenSandboxProcess:
-        return PopenSandboxProcess(self.name, self.unshare_command(limits, guest_command(limits)))
+        return self.start_process(limits, self.unshare_command(limits, guest_command(limits)))

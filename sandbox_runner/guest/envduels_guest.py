@@ -6,7 +6,11 @@ the environment prints can corrupt it, then loads the environment module and ans
 request's `id` so the host can reject anything that does not answer what it asked.
 
 Usage: python3 -S -I envduels_guest.py MEMORY_BYTES MAX_PROCESSES FILE_BYTES CPU_SECONDS
-       MAX_OBSERVATION_BYTES [CHANNEL_DIR]   (a limit of 0 means "leave as is")
+       MAX_OBSERVATION_BYTES SECCOMP [CHANNEL_DIR]   (a limit of 0 means "leave as is")
+
+With SECCOMP 1 the guest installs a seccomp filter on itself before any environment code
+exists (namespaces, mounts, ptrace, keyrings, bpf, modules... fail with EPERM), and refuses to
+start on an architecture it has no syscall table for.
 
 With CHANNEL_DIR the protocol runs over the FIFOs CHANNEL_DIR/in and CHANNEL_DIR/out instead of
 stdin/stdout (Docker: a direct channel that bypasses the engine's attach stream). The guest
@@ -55,6 +59,72 @@ def apply_limits(memory_bytes, max_processes, file_bytes, cpu_seconds):
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
         resource.setrlimit(which, (value, value))
+
+
+# Syscalls an environment never needs and a sandbox escape often does (Docker's default profile
+# denies them too): namespaces, mounts, tracing, keyrings, bpf, perf, kernel modules, kexec,
+# clocks, swap, io_uring. They fail with EPERM; clone3 with ENOSYS so libc falls back to clone,
+# whose flags the filter can see.
+# (name, x86_64 number, aarch64 number); the last two are handled apart from the rest.
+SYSCALL_NUMBERS = (
+    ("unshare", 272, 97), ("setns", 308, 268), ("mount", 165, 40), ("umount2", 166, 39),
+    ("pivot_root", 155, 41), ("chroot", 161, 51), ("ptrace", 101, 117),
+    ("process_vm_readv", 310, 270), ("process_vm_writev", 311, 271), ("kcmp", 312, 272),
+    ("pidfd_getfd", 438, 438), ("keyctl", 250, 219), ("add_key", 248, 217),
+    ("request_key", 249, 218), ("bpf", 321, 280), ("perf_event_open", 298, 241),
+    ("userfaultfd", 323, 282), ("kexec_load", 246, 104), ("kexec_file_load", 320, 294),
+    ("init_module", 175, 105), ("finit_module", 313, 273), ("delete_module", 176, 106),
+    ("reboot", 169, 142), ("swapon", 167, 224), ("swapoff", 168, 225), ("acct", 163, 89),
+    ("settimeofday", 164, 170), ("clock_settime", 227, 112), ("clock_adjtime", 305, 266),
+    ("adjtimex", 159, 171), ("syslog", 103, 116), ("quotactl", 179, 60),
+    ("lookup_dcookie", 212, 18), ("open_by_handle_at", 304, 265),
+    ("name_to_handle_at", 303, 264), ("fanotify_init", 300, 262), ("personality", 135, 92),
+    ("vhangup", 153, 58), ("open_tree", 428, 428), ("move_mount", 429, 429),
+    ("fsopen", 430, 430), ("fsconfig", 431, 431), ("fsmount", 432, 432), ("fspick", 433, 433),
+    ("mount_setattr", 442, 442), ("io_uring_setup", 425, 425), ("io_uring_enter", 426, 426),
+    ("io_uring_register", 427, 427), ("clone", 56, 220), ("clone3", 435, 435),
+)
+ARCHITECTURES = {"x86_64": (0xC000003E, 1), "aarch64": (0xC00000B7, 2)}  # AUDIT_ARCH, column
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID and NEWNET.
+CLONE_NAMESPACE_FLAGS = 0x7E020000
+
+
+def seccomp_program(machine):
+    """Return the classic BPF filter for `machine` as bytes (struct sock_filter entries)."""
+    import struct
+
+    if machine not in ARCHITECTURES:
+        raise OSError("no seccomp syscall table for architecture %r; refusing to run "
+                      "environment code unfiltered" % machine)
+    arch, column = ARCHITECTURES[machine]
+    numbers = {row[0]: row[column] for row in SYSCALL_NUMBERS}
+    load, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    allow, kill, eperm, enosys = 0x7FFF0000, 0x80000000, 0x00050001, 0x00050026
+    code = [(load, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, kill), (load, 0, 0, 0)]
+    if machine == "x86_64":  # the x32 ABI: the same calls under other numbers
+        code += [(jge, 0, 1, 0x40000000), (ret, 0, 0, eperm)]
+    for name in list(numbers)[:-2]:
+        code += [(jeq, 0, 1, numbers[name]), (ret, 0, 0, eperm)]
+    code += [(jeq, 0, 1, numbers["clone3"]), (ret, 0, 0, enosys),
+             (jeq, 0, 3, numbers["clone"]), (load, 0, 0, 16),  # low half of the flags
+             (jset, 0, 1, CLONE_NAMESPACE_FLAGS), (ret, 0, 0, eperm), (ret, 0, 0, allow)]
+    return b"".join(struct.pack("HBBI", *entry) for entry in code)
+
+
+def install_seccomp_filter():
+    """Set no-new-privs and install the filter on this process (children inherit it)."""
+    import ctypes
+
+    program = seccomp_program(os.uname().machine)
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fprog = SockFprog(len(program) // 8, program)
+    # PR_SET_NO_NEW_PRIVS = 38; PR_SET_SECCOMP = 22 with SECCOMP_MODE_FILTER = 2.
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "could not install the seccomp filter")
 
 
 def take_protocol_fds(channel_dir=None):
@@ -277,10 +347,16 @@ def serve(protocol_in, protocol_out, guest):
 
 
 def main(argv):
-    numbers = [int(value) for value in argv[1:6]]
-    memory_bytes, max_processes, file_bytes, cpu_seconds, max_observation_bytes = numbers
+    numbers = [int(value) for value in argv[1:7]]
+    memory_bytes, max_processes, file_bytes, cpu_seconds, max_observation_bytes, seccomp = numbers
     apply_limits(memory_bytes, max_processes, file_bytes, cpu_seconds)
-    protocol_in, protocol_out = take_protocol_fds(argv[6] if len(argv) > 6 else None)
+    if seccomp:
+        try:
+            install_seccomp_filter()
+        except OSError as error:
+            sys.stderr.write("envduels guest: %s\n" % (error,))
+            os._exit(70)
+    protocol_in, protocol_out = take_protocol_fds(argv[7] if len(argv) > 7 else None)
     serve(protocol_in, protocol_out, Guest(max_observation_bytes))
     sys.stderr.flush()
     os._exit(0)

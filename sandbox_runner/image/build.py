@@ -30,7 +30,7 @@ IMAGE_CHANGES = (
     "WORKDIR /tmp",
     "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     f'CMD ["python3", "-S", "-I", "{GUEST_PATH_IN_IMAGE}", '
-    '"268435456", "0", "16777216", "0", "65536"]',
+    '"268435456", "0", "16777216", "0", "65536", "1"]',
 )
 
 

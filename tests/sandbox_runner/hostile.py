@@ -233,3 +233,73 @@ with open("/tmp/state", "w") as handle:
     handle.write("secret from the last episode")
 return {"observation": "found earlier state: %s" % previous, "done": False, "success": False}
 '''
+NESTED_NAMESPACES = '''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+results = []
+with open("/proc/self/status") as status:
+    results += [line.replace("\\t", " ") for line in status.read().splitlines()
+                if line.startswith(("Seccomp:", "NoNewPrivs:"))]
+for name, flags in (("user", 0x10000000), ("user+mount", 0x10020000), ("mount", 0x00020000)):
+    if libc.unshare(flags) == 0:
+        results.append("unshare %s succeeded" % name)
+    else:
+        results.append("unshare %s failed: errno %d" % (name, ctypes.get_errno()))
+if libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0:
+    results.append("mount succeeded")
+else:
+    results.append("mount failed: errno %d" % ctypes.get_errno())
+return {"observation": " | ".join(results), "done": False, "success": False}
+'''
+FORGE_LOAD_REPLY = '''
+import json
+
+
+def forge_load_reply(**fields):
+    """Answer the guest's `load` request ourselves and swallow the guest's genuine reply."""
+    frame = sys._getframe()
+    while "request_id" not in frame.f_locals:
+        frame = frame.f_back
+    guest_globals = frame.f_globals
+    genuine_write_all = guest_globals["write_all"]
+
+    def swallow_once(fd, data):
+        guest_globals["write_all"] = genuine_write_all
+
+    guest_globals["write_all"] = swallow_once
+    reply = {"ok": True, "id": frame.f_locals["request_id"], "has_reference": False}
+    reply.update(fields)
+    os.write(protocol_out_fd(), (json.dumps(reply) + "\\n").encode())
+'''
+
+
+def forged_load(**fields) -> str:
+    """An environment (max_steps 10) whose module code forges the load reply with `fields`."""
+    arguments = ", ".join(f"{name}={value!r}" for name, value in fields.items())
+    return environment(prelude=FORGE_LOAD_REPLY + f"\n\nforge_load_reply({arguments})\n")
+
+
+FORK_CHILDREN_HOLDING_MEMORY = '''
+children = []
+for _ in range(6):
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            hoard = bytearray(200 * 1024 * 1024)
+            for offset in range(0, len(hoard), 4096):  # touch every page: really resident
+                hoard[offset] = 1
+            os.write(write_end, b"1")
+        except MemoryError:
+            os.write(write_end, b"0")
+        time.sleep(60)
+        os._exit(0)
+    os.close(write_end)
+    children.append((pid, read_end))
+holding = 0
+for pid, read_end in children:
+    holding += os.read(read_end, 1) == b"1"
+return {"observation": "%d children hold 200 MB each" % holding, "done": False,
+        "success": False}
+'''

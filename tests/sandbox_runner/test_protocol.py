@@ -13,14 +13,8 @@ from sandbox_runner import (
     SandboxOutputExceeded,
     SandboxTimeout,
 )
-from sandbox_runner.protocol import (
-    LOG,
-    REPLY,
-    Channel,
-    ProtocolViolation,
-    Transport,
-    encode_body,
-)
+from sandbox_runner.protocol import LOG, REPLY, Channel, Transport, encode_body
+from sandbox_runner.replies import ProtocolViolation
 
 
 class ScriptedTransport(Transport):

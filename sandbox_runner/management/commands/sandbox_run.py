@@ -50,6 +50,9 @@ class Command(BaseCommand):
     def write_text(self, transcript: dict) -> None:
         self.stdout.write(f"backend {transcript['backend']}, seed {transcript['seed']}, "
                           f"max_steps {transcript['max_steps']}")
+        for status in transcript["backend_status"]:
+            if status["name"] == transcript["backend"] and not status["limits_whole_sandbox"]:
+                self.stderr.write(f"note: {status['reason']}")
         if transcript["reset"] is not None:
             self.stdout.write(transcript["reset"])
         for number, step in enumerate(transcript["steps"], start=1):
