@@ -1,4 +1,6 @@
-"""`manage.py cancel UUID`: cancel a duel or a tournament; its work stops within a step."""
+"""`manage.py cancel UUID`: cancel a duel or a tournament; its work stops within a step.
+
+One that already ended is left as it is, and the command exits non-zero saying so."""
 
 from __future__ import annotations
 
@@ -24,12 +26,21 @@ class Command(BaseCommand):
             raise CommandError(f"{uuid!r} is not a UUID") from None
         tournament = Tournament.objects.filter(uuid=key).first()
         if tournament is not None:
+            _refuse_if_done("tournament", tournament)
             tournament = tournament_cancel(tournament=tournament)
             self.stdout.write(f"tournament {tournament.uuid} {tournament.status}")
             return
         duel = Duel.objects.filter(uuid=key).first()
         if duel is not None:
+            _refuse_if_done("duel", duel)
             duel = duel_cancel(duel=duel)
             self.stdout.write(f"duel {duel.uuid} {duel.status}")
             return
         raise CommandError(f"no duel or tournament has UUID {key}")
+
+
+def _refuse_if_done(kind: str, obj: Duel | Tournament) -> None:
+    """A duel or tournament that already ended cannot be cancelled: say so, exit non-zero."""
+    if obj.is_done:
+        raise CommandError(f"{kind} {obj.uuid} already ended ({obj.status}); nothing was "
+                           "cancelled")

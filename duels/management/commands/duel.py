@@ -36,7 +36,7 @@ class Command(BaseCommand):
         except DuelError as exc:
             raise CommandError(str(exc)) from None
         if not json:
-            self.stderr.write(f"duel {duel.uuid}: {player_a.name} vs {player_b.name}, k={attempts}")
+            self.stdout.write(f"duel {duel.uuid}: {player_a.name} vs {player_b.name}, k={attempts}")
         with stop_on_signals() as stop:
             duel = duel_run(duel=duel, stop=stop)
         if stop.is_set() and not duel.is_done:

@@ -12,7 +12,7 @@ import json
 import threading
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django_tasks_db.models import DBTaskResult
 
 from duels.engine.duels import DuelError
@@ -55,9 +55,12 @@ class Command(BaseCommand):
         except DuelError as exc:
             raise CommandError(str(exc)) from None
         tournament_enqueue(tournament=tournament)
+        # Progress and notes are not errors: stdout in the normal style, or plain stderr when
+        # stdout carries the JSON result.
+        self.notes = OutputWrapper(self.stderr._out) if options["json"] else self.stdout
         if not options["json"]:
-            self.stderr.write(f"tournament {tournament.uuid}: {tournament.name}, "
-                              f"{tournament.duels_total} duels")
+            self.notes.write(f"tournament {tournament.uuid}: {tournament.name}, "
+                             f"{tournament.duels_total} duels")
         if options["wait"]:
             self._follow(tournament)
         result = tournament_result(tournament=tournament)
@@ -67,12 +70,12 @@ class Command(BaseCommand):
             self.stdout.write(f"{result['tournament']} {result['status']}")
 
     def _follow(self, tournament: Tournament) -> None:
-        printer = ProgressPrinter(self.stderr)
+        printer = ProgressPrinter(self.notes)
         with stop_on_signals() as stop:
             inline = None
             if not self._picked_up(tournament, stop):
-                self.stderr.write("no worker picked the tournament up (start one with "
-                                  "`manage.py db_worker --queue-name '*'`); running it here")
+                self.notes.write("no worker picked the tournament up (start one with "
+                                 "`manage.py db_worker --queue-name '*'`); running it here")
                 inline = threading.Thread(target=_drive, kwargs={"tournament": tournament,
                                                                  "stop": stop})
                 inline.start()
@@ -86,8 +89,8 @@ class Command(BaseCommand):
                 inline.join()
             printer.close()
         if stop.is_set():
-            self.stderr.write(f"stopped following; tournament {tournament.uuid} goes on in the "
-                              f"workers (cancel it with `manage.py cancel {tournament.uuid}`)")
+            self.notes.write(f"stopped following; tournament {tournament.uuid} goes on in the "
+                             f"workers (cancel it with `manage.py cancel {tournament.uuid}`)")
 
     def _picked_up(self, tournament: Tournament, stop: threading.Event) -> bool:
         deadline = time.monotonic() + PICKUP_SECONDS
