@@ -4,13 +4,14 @@ environment forfeits with a reason a person can read."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Prefetch
 
 from duels.bounds import HINT_CHARS, SETTER_REPLY_CHARS, SOURCE_CHARS, text_bound
-from duels.engine.costs import completion_cost, cost_cap_check
+from duels.engine.costs import CostCapReached, completion_cost, cost_cap_check
 from duels.engine.validation import environment_invalid_reason, environment_validate
 from duels.models import (
     Condition,
@@ -27,8 +28,14 @@ from duels.models import (
 )
 from duels.players import player_client, prompts
 from duels.players.base import Completion, Message, PlayerError
+from sandbox_runner import SandboxUnavailable
+
+logger = logging.getLogger(__name__)
 
 SETTER_MAX_TOKENS = 8192
+# Failures of the infrastructure, not of the environment: they propagate, to be retried.
+AUTHORING_INFRASTRUCTURE_ERRORS = (CostCapReached, PlayerError, SandboxUnavailable,
+                                   OperationalError, InterfaceError)
 # Observe mode: at most this many earlier environments per prompt, newest first.
 MAX_DIGESTS = 8
 
@@ -132,12 +139,36 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
     if getattr(duel, forfeit_field):
         forfeit = getattr(duel, forfeit_field)
         return AuthoredSide(environment=environment, hint=hint, forfeit=forfeit)
+    answer = None
     if environment is None:
         setter = duel.a if side == "a" else duel.b
         answer, forfeit = setter_answer(duel=duel, player=setter, digests=digests)
         if answer is None:
             Duel.objects.filter(pk=duel.pk).update(**{forfeit_field: forfeit})
             return AuthoredSide(environment=None, hint=None, forfeit=forfeit)
+    try:
+        return _side_store_and_validate(duel=duel, side=side, answer=answer,
+                                        environment=environment, hint=hint)
+    except AUTHORING_INFRASTRUCTURE_ERRORS:
+        raise
+    except Exception as error:
+        # Whatever the environment's code or data made go wrong here, it is that side's
+        # forfeit with the reason, never a duel left running or retried forever.
+        logger.exception("storing or validating side %s of duel %s failed", side, duel.uuid)
+        forfeit = (f"the environment could not be stored or validated: "
+                   f"{type(error).__name__}: {error}")[:2000]
+        Duel.objects.filter(pk=duel.pk).update(**{forfeit_field: forfeit})
+        duel.refresh_from_db()
+        return AuthoredSide(environment=getattr(duel, env_field),
+                            hint=getattr(duel, hint_field), forfeit=forfeit)
+
+
+def _side_store_and_validate(*, duel: Duel, side: str, answer: prompts.SetterAnswer | None,
+                             environment: Environment | None, hint: Hint | None) -> AuthoredSide:
+    """Store the setter's `answer` (when given), validate the environment, record a forfeit."""
+    env_field, hint_field, forfeit_field = f"env_{side}", f"hint_{side}", f"forfeit_{side}"
+    if answer is not None:
+        setter = duel.a if side == "a" else duel.b
         with transaction.atomic():
             environment = Environment.objects.create(
                 title=answer.title, author=setter,

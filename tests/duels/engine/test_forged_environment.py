@@ -4,6 +4,7 @@ way, is invalid: its side forfeits with the reason and the duel goes on (never s
 from __future__ import annotations
 
 import pytest
+from django.db import IntegrityError
 
 from duels.engine import authoring, validation
 from duels.engine.duels import duel_create
@@ -85,3 +86,25 @@ def test_a_duel_with_a_forging_setter_finishes_and_that_side_forfeits(
     assert duel.env_a.status == EnvironmentStatus.INVALID
     assert duel.forfeit_b == "" and duel.outcome in {"b", "draw"}
     assert duel.setter_score_a == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("error", [KeyError("a bug nobody foresaw"),
+                                   IntegrityError("CHECK constraint failed: max_steps")])
+def test_an_unexpected_error_while_authoring_forfeits_that_side_and_the_duel_goes_on(
+        make, sandbox_backend, monkeypatch, error):
+    a, b = make.player(), make.player()
+    real_validate = authoring.environment_validate
+
+    def validate(*, environment):
+        if environment.author_id == a.pk:
+            raise error
+        return real_validate(environment=environment)
+
+    monkeypatch.setattr(authoring, "environment_validate", validate)
+
+    duel = duel_run(duel=duel_create(a=a, b=b, attempts=1))
+
+    assert duel.status == Status.FINISHED, duel.error
+    assert type(error).__name__ in duel.forfeit_a and "stored or validated" in duel.forfeit_a
+    assert duel.forfeit_b == "" and duel.setter_score_a == 0
