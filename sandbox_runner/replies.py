@@ -26,6 +26,7 @@ MAX_ACTION_CHARS = 10_000
 MAX_ERROR_CHARS = 4000
 ERROR_KINDS = ("env", "contract", "memory", "output")
 INFINITY = float("inf")
+CONTRACT_DOCS = "see docs/environments.md"  # where a person learns the contract and its checks
 
 
 class ProtocolViolation(EnvCodeError):
@@ -92,7 +93,7 @@ def reply_error(error: Any) -> SandboxError:
         return SandboxOutputExceeded(message)
     detail = f"{name}: {message}"
     if kind == "contract":
-        detail = f"the environment broke the contract: {message}"
+        detail = f"the environment broke the contract: {message} ({CONTRACT_DOCS})"
     if trace and kind != "contract":
         detail += "\n" + trace
     exception = EnvCodeError(detail)
@@ -124,7 +125,7 @@ def reply_load_values(reply: dict[str, Any]) -> tuple[int, bool]:
     if type(max_steps) is not int or not MIN_STEPS <= max_steps <= MAX_STEPS:
         raise ProtocolViolation(
             f"the sandbox reported max_steps {str(max_steps)[:40]!r}; the contract allows "
-            f"an int from {MIN_STEPS} to {MAX_STEPS}")
+            f"an int from {MIN_STEPS} to {MAX_STEPS} ({CONTRACT_DOCS})")
     if type(has_reference) is not bool:
         raise ProtocolViolation("the sandbox reported has_reference that is not true or false")
     return max_steps, has_reference

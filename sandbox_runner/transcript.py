@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox_runner import SandboxError, SandboxLimits, backend_status, open_sandbox
+from sandbox_runner import (
+    SandboxError,
+    SandboxLimits,
+    backend_status,
+    open_sandbox,
+    resolve_backend,
+)
 
 
 def sandbox_transcript(
@@ -23,7 +29,9 @@ def sandbox_transcript(
     }
     sandbox = None
     try:
-        sandbox = open_sandbox(code, limits=limits, backend=backend)
+        # Resolve first, so the transcript names the backend even when the code fails to load.
+        transcript["backend"] = resolve_backend(backend)
+        sandbox = open_sandbox(code, limits=limits, backend=transcript["backend"])
         transcript["backend"] = sandbox.backend_name
         transcript["max_steps"] = sandbox.max_steps
         transcript["reset"] = sandbox.reset(seed=seed)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from duels.engine.validation import CHECK_NAMES, environment_validation_report
 from sandbox_runner import SandboxLimits
@@ -44,3 +47,21 @@ def test_the_environments_page_shows_the_example_file_as_it_is():
     assert EXAMPLE.read_text() in blocks
     for check in CHECK_NAMES:
         assert f"`{check}`" in page, f"docs/environments.md does not explain {check}"
+
+
+def test_a_contract_error_names_the_docs_and_the_backend_is_reported(tmp_path):
+    """The error a hand writer hits first (no max_steps) points to the contract's page, and
+    `sandbox_run --json` names the backend even though the environment never loaded."""
+    source = EXAMPLE.read_text().replace("    max_steps = 30", "    pass", 1)
+    path = tmp_path / "no_max_steps.py"
+    path.write_text(source)
+    backend = first_working_backend()
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command("sandbox_run", str(path), "--backend", backend, "--json", stdout=out,
+                     stderr=StringIO())
+    transcript = json.loads(out.getvalue())
+    assert transcript["backend"] == backend
+    message = transcript["error"]["message"]
+    assert "max_steps must be an int from 1 to 200, got None" in message
+    assert "see docs/environments.md" in message
