@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from uuid import UUID
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from duels.forms import DuelFilterForm, DuelTriggerForm
 from duels.selectors.duel_explain import duel_explanation
-from duels.selectors.duels import duel_get, duel_halves, duel_list, duel_recent_by_user
+from duels.selectors.duels import duel_get, duel_halves, duel_list
+from duels.services.access import DUEL_CANCEL_DENIED, duel_can_cancel
+from duels.services.duels import DuelRateLimited, duel_rate_limit_message, duel_start_for_user
 from duels.views.common import paginate
 
 
@@ -41,22 +41,11 @@ def duel_detail(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
         template += "#duel-live"
     halves = duel_halves(duel=duel)
     why = duel_explanation(duel=duel, halves=halves)
-    return render(request, template, {"duel": duel, "halves": halves, "why": why})
-
-
-def _rate_limit_message(user) -> str | None:
-    """None when `user` may trigger another duel now, else a message saying when they may."""
-    limit = settings.ENVDUELS_DUEL_RATE_PER_HOUR
-    window_start = timezone.now() - dt.timedelta(hours=1)
-    recent = duel_recent_by_user(user=user, since=window_start)
-    count = recent["count"]
-    if count < limit:
-        return None
-    free_at = recent["oldest"] + dt.timedelta(hours=1)
-    return (
-        f"You have started {count} duels in the last hour; the limit is {limit} per hour. "
-        f"You can start another at {free_at:%H:%M} UTC."
-    )
+    context = {
+        "duel": duel, "halves": halves, "why": why,
+        "can_cancel": duel_can_cancel(duel=duel, user=request.user),
+    }
+    return render(request, template, context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -66,23 +55,26 @@ def duel_new(request: HttpRequest) -> HttpResponse:
     form = DuelTriggerForm(request.POST or None)
     status = 200
     if request.method == "POST":
-        limited = _rate_limit_message(request.user)
+        limited = duel_rate_limit_message(user=request.user)
         if limited:
             form.add_error(None, limited)
             status = 429
         elif form.is_valid():
-            from duels.engine.duels import DuelError, duel_create
+            from duels.engine.duels import DuelError
             from duels.engine.queue import duel_enqueue
 
             try:
-                duel = duel_create(
+                duel = duel_start_for_user(
+                    user=request.user,
                     a=form.cleaned_data["a"],
                     b=form.cleaned_data["b"],
                     attempts=form.cleaned_data["attempts"],
                     observe=form.cleaned_data["observe"],
                     cost_cap=form.cleaned_data["cost_cap"],
-                    created_by=request.user,
                 )
+            except DuelRateLimited as error:
+                form.add_error(None, str(error))
+                status = 429
             except DuelError as error:
                 form.add_error(None, str(error))
                 status = 400
@@ -105,6 +97,8 @@ def duel_cancel_view(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
     from duels.engine.duels import duel_cancel
 
     duel = duel_get(duel_uuid=duel_uuid)
+    if not duel_can_cancel(duel=duel, user=request.user):
+        raise PermissionDenied(DUEL_CANCEL_DENIED)
     if duel.is_done:
         messages.info(request, f"Duel already {duel.status}.")
     else:

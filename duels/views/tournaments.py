@@ -6,12 +6,14 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
 from duels.selectors.tournaments import tournament_duels, tournament_get, tournament_list
+from duels.services.access import TOURNAMENT_CANCEL_DENIED, tournament_can_cancel
 from duels.views.common import paginate
 
 
@@ -30,6 +32,7 @@ def tournament_detail(request: HttpRequest, tournament_uuid: UUID) -> HttpRespon
     context = {
         "tournament": tournament,
         "duels": paginate(request, tournament_duels(tournament=tournament), per_page=50),
+        "can_cancel": tournament_can_cancel(tournament=tournament, user=request.user),
     }
     template = "duels/tournaments/detail.html"
     if request.htmx and request.htmx.target == "tournament-progress":
@@ -43,6 +46,8 @@ def tournament_cancel_view(request: HttpRequest, tournament_uuid: UUID) -> HttpR
     from duels.engine.tournaments import tournament_cancel
 
     tournament = tournament_get(tournament_uuid=tournament_uuid)
+    if not tournament_can_cancel(tournament=tournament, user=request.user):
+        raise PermissionDenied(TOURNAMENT_CANCEL_DENIED)
     if tournament.is_done:
         messages.info(request, f"Tournament already {tournament.status}.")
     else:

@@ -175,9 +175,11 @@ def test_duel_detail_shows_both_halves_and_links(owner_client, make):
     assert 'hx-trigger="every 2s"' not in page  # a finished duel does not poll
 
 
-def test_running_duel_detail_polls_its_live_partial(owner_client, make):
+def test_running_duel_detail_polls_its_live_partial(owner_client, owner, make):
     duel = make.finished_duel()
-    type(duel).objects.filter(pk=duel.pk).update(status=Status.RUNNING, outcome=None)
+    type(duel).objects.filter(pk=duel.pk).update(
+        status=Status.RUNNING, outcome=None, created_by=owner
+    )
     page = owner_client.get(f"/duels/{duel.uuid}/").text
     assert 'hx-trigger="every 2s"' in page and "Cancel duel" in page
     partial = owner_client.get(
@@ -256,10 +258,12 @@ def test_compare_rejects_bad_uuids(owner_client):
     assert owner_client.get("/compare/", {"a": "nope", "b": "x"}).status_code == 404
 
 
-def test_tournament_detail_and_cancel(owner_client, client, make):
+def test_tournament_detail_and_cancel(owner_client, client, make, staff):
     tournament = make.tournament(status=Status.RUNNING, duels_total=2)
     page = owner_client.get(f"/tournaments/{tournament.uuid}/").text
-    assert "Cancel tournament" in page and 'hx-trigger="every 2s"' in page
+    assert 'hx-trigger="every 2s"' in page
+    client.force_login(staff)
+    assert "Cancel tournament" in client.get(f"/tournaments/{tournament.uuid}/").text
     url = reverse("duels:tournament_cancel", kwargs={"tournament_uuid": tournament.uuid})
     client.logout()
     assert client.post(url).status_code == 302

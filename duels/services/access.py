@@ -1,0 +1,29 @@
+"""Who may do what to duels and tournaments: one helper per object kind and action.
+
+Every page, API view and template asks these helpers, so the rule lives in one place:
+a duel may be cancelled by the person who started it or by staff; a tournament by staff only
+(tournaments are started from the command line by whoever runs the installation).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+from duels.models import Duel, Tournament
+
+DUEL_CANCEL_DENIED = "Only the person who started this duel, or staff, may cancel it."
+TOURNAMENT_CANCEL_DENIED = "Only staff may cancel a tournament."
+
+
+def duel_can_cancel(*, duel: Duel, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """True when `user` started `duel` or is staff."""
+    if not user.is_authenticated:
+        return False
+    return bool(user.is_staff or (duel.created_by_id is not None and duel.created_by_id == user.pk))
+
+
+def tournament_can_cancel(
+    *, tournament: Tournament, user: AbstractBaseUser | AnonymousUser
+) -> bool:
+    """True when `user` is staff."""
+    return bool(user.is_authenticated and user.is_staff)

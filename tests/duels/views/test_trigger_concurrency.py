@@ -1,0 +1,109 @@
+"""The hourly duel limit holds when many requests arrive at once (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from django.db import connections
+from django.test import Client, override_settings
+
+from duels.models import Duel
+from tests.helpers.postgres import fresh_postgres_database
+
+ROOT = Path(__file__).resolve().parents[3]
+LIMIT = 5
+REQUESTS = 16
+
+
+def post_at_once(*, user, a, b, count: int) -> list[int]:
+    """`count` POSTs to /duels/new/ by `user`, released together; their status codes."""
+    barrier = threading.Barrier(count)
+    statuses: list[int] = []
+
+    def post() -> None:
+        client = Client()
+        client.force_login(user)
+        barrier.wait()
+        try:
+            data = {"a": str(a.uuid), "b": str(b.uuid), "attempts": "1", "cost_cap": ""}
+            statuses.append(client.post("/duels/new/", data).status_code)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=post) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return statuses
+
+
+def start_at_once(*, user, a, b, count: int) -> list[str]:
+    """`count` calls of the service behind /duels/new/, released together: what each got."""
+    from duels.services.duels import DuelRateLimited, duel_start_for_user
+
+    barrier = threading.Barrier(count)
+    outcomes: list[str] = []
+
+    def start() -> None:
+        barrier.wait()
+        try:
+            duel_start_for_user(user=user, a=a, b=b, attempts=1, observe=False, cost_cap=None)
+            outcomes.append("created")
+        except DuelRateLimited:
+            outcomes.append("limited")
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=start) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return sorted(outcomes)
+
+
+@pytest.mark.django_db(transaction=True)
+@override_settings(ENVDUELS_DUEL_RATE_PER_HOUR=LIMIT)
+def test_concurrent_posts_never_exceed_the_limit_on_sqlite(owner, make):
+    a, b = make.player(), make.player()
+    statuses = post_at_once(user=owner, a=a, b=b, count=REQUESTS)
+    assert sorted(statuses) == [302] * LIMIT + [429] * (REQUESTS - LIMIT)
+    assert Duel.objects.filter(created_by=owner).count() == LIMIT
+
+
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_concurrent_posts_never_exceed_the_limit_on_postgresql():
+    with fresh_postgres_database() as url:
+        env = {**os.environ, "DATABASE_URL": url, "ENVDUELS_DUEL_RATE_PER_HOUR": str(LIMIT)}
+        migrate = subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env,
+            capture_output=True, text=True, timeout=300,
+        )
+        assert migrate.returncode == 0, migrate.stderr
+        probe = (
+            "from django.contrib.auth import get_user_model\n"
+            "from duels.models import Duel, Player\n"
+            "from tests.duels.views.test_trigger_concurrency import start_at_once\n"
+            "user = get_user_model().objects.create_user('racer', password='racer-pass-123')\n"
+            "a = Player.objects.create(name='pa', provider='builtin', builtin=True, model='m')\n"
+            "b = Player.objects.create(name='pb', provider='builtin', builtin=True, model='m')\n"
+            f"outcomes = start_at_once(user=user, a=a, b=b, count={REQUESTS})\n"
+            "print(outcomes, Duel.objects.filter(created_by=user).count())\n"
+        )
+        result = subprocess.run(
+            [sys.executable, "manage.py", "shell", "--no-imports", "-c", probe], cwd=ROOT,
+            env=env, capture_output=True, text=True, timeout=300,
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        expected = ["created"] * LIMIT + ["limited"] * (REQUESTS - LIMIT)
+        last_line = result.stdout.strip().splitlines()[-1]
+        assert last_line == f"{expected} {LIMIT}", result.stderr[-3000:]
