@@ -58,6 +58,11 @@ def episode_steps_window(*, episode: Episode, start: int, size: int = 20) -> lis
     return list(Step.objects.filter(episode=episode, index__gte=start).order_by("index")[:size])
 
 
+def episode_step(*, episode: Episode, index: int) -> Step | None:
+    """One step of the episode, or None when it has no step with that index."""
+    return Step.objects.filter(episode=episode, index=index).first()
+
+
 def step_payload(step: Step | dict) -> dict:
     """A step's fields as in the exchange format (from a model or a `.values()` row)."""
     if isinstance(step, dict):

@@ -71,6 +71,23 @@ def metric(key: str, label: str = "") -> SafeString:
 
 
 @register.filter
+def env_name(environment) -> str:
+    """An environment's distinct display name: "title · author · 1a2b3c" (short content hash).
+
+    The author is named when the query loaded it (select_related), so a list never makes a
+    query per row for it; the hash alone already tells environments with one title apart.
+    """
+    if environment is None or environment == "":
+        return "—"
+    parts = [environment.title]
+    if "author" in environment._state.fields_cache:
+        parts.append(environment.author.name if environment.author else "a person")
+    if environment.content_hash:
+        parts.append(environment.content_hash[:6])
+    return " · ".join(parts)
+
+
+@register.filter
 def num(value: float | None, digits: int = 2) -> str:
     if value is None or value == "":
         return "—"

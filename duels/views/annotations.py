@@ -11,6 +11,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 from uuid import UUID
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -30,6 +31,10 @@ from duels.selectors.annotations import (
     review_queue,
     review_queue_next,
 )
+from duels.selectors.environment_card import environment_card
+from duels.selectors.environments import environment_outcomes
+from duels.selectors.episodes import episode_step
+from duels.selectors.source_view import environment_source_lines
 from duels.services.annotations import (
     AnnotationError,
     annotation_can_delete,
@@ -40,16 +45,6 @@ from duels.services.annotations import (
 )
 from duels.views import exchange
 from duels.views.errors import param_int, param_uuid
-
-
-def source_lines(
-    environment: Environment, ranges: list[tuple[int, int]]
-) -> list[tuple[int, str, bool]]:
-    """(number, text, marked) for each source line; marked when inside a noted range."""
-    return [
-        (number, text, any(start <= number <= end for start, end in ranges))
-        for number, text in enumerate(environment.source.splitlines(), start=1)
-    ]
 
 
 class _Target:
@@ -118,9 +113,10 @@ def _render_panel(
     if request.htmx:
         return render(request, "duels/annotations/_panel.html", context, status=status)
     if target.environment is not None:
-        ranges = annotated_line_ranges(environment=target.environment)
-        context["ranges"] = ranges
-        context["source_lines"] = source_lines(target.environment, ranges)
+        context["ranges"] = annotated_line_ranges(environment=target.environment)
+        context["source_lines"] = environment_source_lines(environment=target.environment)
+    elif target.step_index is not None:
+        context["step"] = episode_step(episode=target.episode, index=target.step_index)
     return render(request, "duels/annotations/page.html", context, status=status)
 
 
@@ -245,6 +241,9 @@ def review_queue_page(request: HttpRequest) -> HttpResponse:
             except AnnotationError as exc:
                 form.add_error(None, str(exc))
         if not form.errors:
+            messages.success(
+                request, f"Saved your note on {environment.title}. Here is the next environment."
+            )
             return redirect(_queue_url(filters, after=environment))
     else:
         after = None
@@ -264,8 +263,9 @@ def review_queue_page(request: HttpRequest) -> HttpResponse:
         "queue_url": _queue_url(filters),
     }
     if environment is not None:
-        ranges = annotated_line_ranges(environment=environment)
-        context["source_lines"] = source_lines(environment, ranges)
+        context["ranges"] = annotated_line_ranges(environment=environment)
+        context["source_lines"] = environment_source_lines(environment=environment)
+        context["card"] = environment_card(outcomes=environment_outcomes(environment=environment))
         context["hints"] = environment.hints.all()
         context["next_url"] = _queue_url(filters, after=environment)
         context["notes"] = annotations_for_environment(environment=environment)

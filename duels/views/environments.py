@@ -12,7 +12,7 @@ from django.urls import path
 from django.views.decorators.http import require_GET
 
 from duels.forms import EnvironmentFilterForm
-from duels.selectors.annotations import annotated_line_ranges
+from duels.selectors.environment_card import environment_card
 from duels.selectors.environments import (
     environment_episodes,
     environment_families,
@@ -20,6 +20,7 @@ from duels.selectors.environments import (
     environment_list,
     environment_outcomes,
 )
+from duels.selectors.source_view import environment_source_lines
 from duels.views.common import paginate
 
 
@@ -71,12 +72,14 @@ def environment_detail(request: HttpRequest, environment_uuid: UUID) -> HttpResp
     context = {
         "environment": environment,
         "hints": environment.hints.all(),
-        "outcomes": environment_outcomes(environment=environment),
+        "card": environment_card(outcomes=environment_outcomes(environment=environment)),
         "episodes": paginate(request, environment_episodes(environment=environment), per_page=50),
         "line_start": line_start,
         "line_end": line_end,
         "checks": (environment.validation or {}).get("checks", []),
-        "annotated_ranges": annotated_line_ranges(environment=environment),
+        "source_lines": environment_source_lines(
+            environment=environment, line_start=line_start, line_end=line_end
+        ),
     }
     return render(request, "duels/environments/detail.html", context)
 

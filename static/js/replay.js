@@ -386,7 +386,9 @@ export class Replay {
     if (this.current === null) return;
     const top = this.current * ROW_HEIGHT;
     const view = this.list;
-    if (top < view.scrollTop) view.scrollTop = top;
+    const far = Math.abs(top - view.scrollTop) > 2 * view.clientHeight;
+    if (far) view.scrollTop = top - view.clientHeight / 2; // a jump: centre the step
+    else if (top < view.scrollTop) view.scrollTop = top;
     else if (top + ROW_HEIGHT > view.scrollTop + view.clientHeight) {
       view.scrollTop = top + ROW_HEIGHT - view.clientHeight;
     }

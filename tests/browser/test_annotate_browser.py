@@ -39,10 +39,12 @@ class AnnotateBrowserTest(BrowserTestCase):
         assert note.locator(".badge.tag").all_inner_texts() == ["elegant", "off-by-one"]
         assert note.locator(".note-lines").inner_text() == "lines 3–5"
         assert HOSTILE in note.locator(".note-text").inner_text()
-        marked = page.locator(".annotated-source li.marked").evaluate_all(
-            "items => items.map(item => item.value)"
+        page.goto(f"{self.live_server_url}/environments/{environment.uuid}/annotations/")
+        noted = page.locator("#annotated-source tr.noted").evaluate_all(
+            "rows => rows.map(row => row.id)"
         )
-        assert marked == [3, 4, 5]
+        assert noted == ["line-3", "line-4", "line-5"]
+        assert HOSTILE in page.inner_text("#annotated-source tr#line-3 .gutter-note")
         assert page.evaluate("window.__xss") is None
 
         page.goto(f"{self.live_server_url}/environments/?tag=off-by-one")
@@ -61,6 +63,7 @@ class AnnotateBrowserTest(BrowserTestCase):
         page.keyboard.press("s")
         page.wait_for_url("**/annotate/?after=*")
         assert "Queue second" in page.inner_text("#review-item h2")
+        assert "Saved your note on Queue first" in page.inner_text(".messages")
         note = Annotation.objects.get(environment=first)
         assert note.tags == ["trivial"]
         page.keyboard.press("n")

@@ -65,8 +65,8 @@ def test_without_javascript_post_redirects_and_page_shows_marked_source(owner_cl
     response = owner_client.post(panel_url(environment), {"text": "hi", "line_start": "2"})
     assert response.status_code == 302
     page = owner_client.get(panel_url(environment)).content.decode()
-    assert '<li id="src-2" value="2" class="marked">' in page
-    assert '<li id="src-3" value="3">' in page
+    assert '<tr id="line-2" class=" noted">' in page  # the note's line, beside its note
+    assert '<tr id="line-3" class="">' in page
 
 
 def test_author_edits_teammate_cannot_staff_removes(client, owner, teammate, staff, make):

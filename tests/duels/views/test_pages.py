@@ -133,10 +133,11 @@ def test_environment_list_filters_by_annotation_tag(owner_client, make, owner):
 def test_environment_detail_highlights_source_with_line_anchors(owner_client, make):
     duel = make.finished_duel()
     page = owner_client.get(f"/environments/{duel.env_a.uuid}/", {"lines": "3-4"}).text
-    assert 'id="line-3"' in page and 'href="#L-3"' in page
-    assert page.count('class="hll"') == 2
+    assert 'id="line-3"' in page and 'href="#line-3"' in page
+    assert page.count('class="marked"') == 2
     assert duel.hint_a.text in page
-    assert "Outcomes by solver and condition" in page and duel.b.name in page
+    assert 'id="environment-card"' in page and duel.b.name in page
+    assert "+100 pp" in page  # B failed both seeds unhinted, passed both hinted
 
 
 def test_duel_list_filters_and_searches_transcripts(owner_client, make):
