@@ -11,7 +11,8 @@ from duels.services.players import player_set_api_key_env
 @admin.register(models.Player)
 class PlayerAdmin(admin.ModelAdmin):
     list_display = [
-        "name", "provider", "model", "builtin", "imported", "base_url", "api_key_env", "created_at"
+        "name", "provider", "model", "parameters_b", "builtin", "imported", "base_url",
+        "api_key_env", "created_at",
     ]
     list_filter = ["provider", "builtin", "imported"]
     search_fields = ["name", "model", "base_url"]

@@ -168,6 +168,9 @@ class _Validator:
                 self.plan.existing[kind].add(theirs["uuid"])
                 continue
             mine, theirs = _comparable(mine), _comparable(theirs)
+            if kind == "player" and mine.get("parameters_b") is None:
+                # A file that does not know the model's size (older files) keeps ours.
+                theirs = {**theirs, "parameters_b": None}
             if mine != theirs:
                 raise ExchangeImportError(
                     f"{kind} {theirs['uuid']} already exists here with different content "

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from decimal import Decimal
 
-from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
+from django.db import connection
+from django.db.models import OuterRef, Q, Subquery
 
 from duels.analytics.data import (
     AnalyticsInput,
@@ -114,17 +116,28 @@ def analytics_fingerprint() -> dict[str, list]:
     """What the figures would be computed from now: [count, highest id] of each kind of row
     analytics read (players also by how many have a known size, and those sizes' sum).
 
-    A snapshot whose fingerprint differs describes older data. Five indexed aggregates.
+    A snapshot whose fingerprint differs describes older data. One query of indexed aggregates.
     """
-    def count_and_last(queryset, **extra) -> list:
-        row = queryset.order_by().aggregate(count=Count("id"), last=Max("id"), **extra)
-        return [row.pop("count"), row.pop("last"), *row.values()]
-
-    return {
-        "duels": count_and_last(Duel.objects.filter(status=Status.FINISHED)),
-        "episodes": count_and_last(Episode.objects.filter(status__in=ENDED)),
-        "transfers": count_and_last(TransferResult.objects.all()),
-        "environments": count_and_last(Environment.objects.all()),
-        "players": count_and_last(Player.objects.all(), sized=Count("parameters_b"),
-                                  size_sum=Sum("parameters_b")),
+    parts = {
+        "duels": (Duel, "count(*), max(id)", "status = %s", [Status.FINISHED]),
+        "episodes": (Episode, "count(*), max(id)", "status IN (%s, %s)", list(ENDED)),
+        "transfers": (TransferResult, "count(*), max(id)", "", []),
+        "environments": (Environment, "count(*), max(id)", "", []),
+        "players": (Player, "count(*), max(id), count(parameters_b), sum(parameters_b)", "", []),
     }
+    selects, params = [], []
+    for model, columns, where, values in parts.values():
+        for column in columns.split(", "):
+            condition = f" WHERE {where}" if where else ""
+            table = connection.ops.quote_name(model._meta.db_table)
+            selects.append(f"(SELECT {column} FROM {table}{condition})")
+            params.extend(values)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(selects), params)
+        row = list(cursor.fetchone())
+    fingerprint = {}
+    for name, (_, columns, _, _) in parts.items():
+        width = len(columns.split(", "))
+        fingerprint[name] = [float(v) if isinstance(v, Decimal) else v for v in row[:width]]
+        row = row[width:]
+    return fingerprint

@@ -15,6 +15,7 @@ import time
 from django.utils import timezone
 
 from duels.analytics.compute import analytics_compute
+from duels.engine.queue import analytics_request_refresh
 from duels.models import AnalyticsSnapshot
 from duels.selectors.analytics import analytics_fingerprint, analytics_input
 
@@ -55,6 +56,21 @@ def analytics_current() -> AnalyticsSnapshot:
     if snapshot is not None and analytics_is_current(snapshot=snapshot):
         return snapshot
     return analytics_refresh()
+
+
+def analytics_for_reader() -> tuple[AnalyticsSnapshot, bool]:
+    """The snapshot a page or the API shows, and whether it is current.
+
+    With no snapshot at all one is computed now (nobody sees "nothing computed"); a stale one
+    is shown with its age while a background refresh is queued.
+    """
+    snapshot = analytics_latest_cached()
+    if snapshot is None:
+        return analytics_refresh(), True
+    current = analytics_is_current(snapshot=snapshot)
+    if not current:
+        analytics_request_refresh()
+    return snapshot, current
 
 
 def analytics_latest() -> AnalyticsSnapshot | None:

@@ -13,7 +13,7 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
 from duels.engine.queue import analytics_refresh_pending, analytics_request_refresh
-from duels.services.analytics import analytics_latest_cached
+from duels.services.analytics import analytics_for_reader, analytics_latest_cached
 
 TABLE_ROWS = 60
 
@@ -47,17 +47,39 @@ def _figures_section(snapshot) -> tuple[str, bool]:
     return html, bool(figures)
 
 
+def _status_context(request: HttpRequest, snapshot, current: bool) -> dict:
+    return {
+        "snapshot": snapshot,
+        "data": snapshot.data,
+        "current": current,
+        "refresh_pending": analytics_refresh_pending() if request.user.is_authenticated else False,
+    }
+
+
 @require_GET
 def analytics_page(request: HttpRequest) -> HttpResponse:
-    snapshot = analytics_latest_cached()
+    snapshot, current = analytics_for_reader()
     figures_html, has_figures = _figures_section(snapshot)
     return render(request, "duels/analytics/page.html", {
-        "snapshot": snapshot,
-        "data": snapshot.data if snapshot else None,
+        **_status_context(request, snapshot, current),
         "figures_html": figures_html,
         "has_figures": has_figures,
-        "refresh_pending": analytics_refresh_pending() if request.user.is_authenticated else False,
+        "findings": [{**finding, "verdict_key": finding["verdict"].replace(" ", "_")}
+                     for finding in snapshot.data.get("findings") or []],
     })
+
+
+@require_GET
+def analytics_status(request: HttpRequest) -> HttpResponse:
+    """The page's status line, polled while the shown figures are stale; once a newer snapshot
+    is current, htmx reloads the page."""
+    snapshot, current = analytics_for_reader()
+    if current and request.GET.get("shown") != str(snapshot.pk):
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"
+        return response
+    return render(request, "duels/analytics/_status.html",
+                  _status_context(request, snapshot, current))
 
 
 @require_POST
@@ -93,5 +115,6 @@ def analytics_csv(request: HttpRequest, figure: str) -> HttpResponse:
 urlpatterns = [
     path("analytics/", analytics_page, name="analytics"),
     path("analytics/recompute/", analytics_recompute, name="analytics_recompute"),
+    path("analytics/status/", analytics_status, name="analytics_status"),
     path("analytics/<slug:figure>.csv", analytics_csv, name="analytics_csv"),
 ]

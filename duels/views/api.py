@@ -41,7 +41,7 @@ from duels.models import (
     Status,
     TargetKind,
 )
-from duels.services.analytics import analytics_latest_cached
+from duels.services.analytics import analytics_for_reader
 from duels.services.api_tokens import api_token_authenticate
 from duels.views.errors import param_int
 
@@ -180,8 +180,8 @@ def player_json(player: Player) -> dict[str, Any]:
         "uuid": str(player.uuid), "name": player.name, "provider": player.provider,
         "model": player.model, "base_url": player.base_url, "api_key_env": player.api_key_env,
         "params": player.params, "price_in": player.price_in, "price_out": player.price_out,
-        "builtin": player.builtin, "description": player.description,
-        "created_at": iso_time(player.created_at),
+        "builtin": player.builtin, "parameters_b": player.parameters_b,
+        "description": player.description, "created_at": iso_time(player.created_at),
     }
 
 
@@ -410,15 +410,11 @@ def annotation_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
 @api_view
 def analytics(request: HttpRequest) -> dict[str, Any]:
     """The latest analytics snapshot's figures (the shape of docs/json-outputs.md)."""
-    snapshot = analytics_latest_cached()
-    if snapshot is None:
-        return {
-            "computed_at": None,
-            "message": "no analytics computed yet: they appear after the first finished duel "
-                       "(or run manage.py analytics)",
-        }
+    snapshot, current = analytics_for_reader()
     data = dict(snapshot.data)
     data.setdefault("computed_at", iso_time(snapshot.computed_at))
+    # A stale snapshot is served while a background refresh runs; `stale` says so.
+    data["stale"] = not current
     return data
 
 

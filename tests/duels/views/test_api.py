@@ -96,11 +96,18 @@ def test_environments_and_annotations(owner_client, owner, make):
     assert notes["results"][0]["author"] == "owner"
 
 
-def test_analytics_before_and_after_a_snapshot(owner_client):
-    empty = owner_client.get(api("analytics")).json()
-    assert empty["computed_at"] is None and "no analytics" in empty["message"]
-    AnalyticsSnapshot.objects.create(data={"computed_at": "2025-01-01T00:00:00Z", "ratings": []})
-    assert owner_client.get(api("analytics")).json()["ratings"] == []
+def test_analytics_are_computed_on_first_read_then_served_with_their_freshness(
+    owner_client, make
+):
+    first = owner_client.get(api("analytics")).json()
+    assert first["computed_at"] and first["stale"] is False
+    assert len(first["findings"]) == 5 and first["ratings"] == []
+    # A finished duel after the snapshot: the old figures are served, marked stale, and a
+    # background refresh is queued.
+    make.finished_duel()
+    later = owner_client.get(api("analytics")).json()
+    assert later["computed_at"] == first["computed_at"] and later["stale"] is True
+    assert AnalyticsSnapshot.objects.count() == 1
 
 
 @pytest.mark.parametrize("name", ["players", "environments", "duels", "episodes", "annotations"])
