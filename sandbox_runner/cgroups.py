@@ -84,6 +84,7 @@ def cgroup_layout_discover(mountinfo: str, proc_cgroup: str) -> CgroupLayout:
             parent = mounted_path(mount_point, root, own[""])
             offered = read_text(parent / "cgroup.controllers").split()
             if all(name in offered for name in CONTROLLERS):
+                delegate_v2_controllers(parent)
                 return CgroupLayout(2, (parent,))
             reasons.append(f"cgroup v2 at {mount_point} offers no memory and pids controllers")
     parents = []
@@ -97,6 +98,21 @@ def cgroup_layout_discover(mountinfo: str, proc_cgroup: str) -> CgroupLayout:
     else:
         return CgroupLayout(1, tuple(parents))
     raise CgroupUnavailable("; ".join(reasons))
+
+
+def delegate_v2_controllers(parent: Path) -> None:
+    """Make sure child cgroups of `parent` get the memory and pids controllers."""
+    enabled = read_text(parent / "cgroup.subtree_control").split()
+    missing = [name for name in CONTROLLERS if name not in enabled]
+    if not missing:
+        return
+    try:
+        write_value(parent / "cgroup.subtree_control", " ".join(f"+{name}" for name in missing))
+    except OSError as error:
+        raise CgroupUnavailable(
+            f"cgroup v2: {parent} does not pass {' and '.join(missing)} on to its children and "
+            f"enabling them failed ({error.strerror}; a cgroup that holds processes cannot); "
+            "start the service in a delegated cgroup (systemd: Delegate=yes)") from error
 
 
 def read_text(path: Path) -> str:

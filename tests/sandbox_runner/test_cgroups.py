@@ -45,6 +45,18 @@ def test_unified_hierarchy_with_both_controllers_is_preferred(tmp_path):
     assert layout.version == 2 and layout.parents == (own,)
 
 
+def test_unified_controllers_not_passed_on_to_children_are_enabled_or_explained(tmp_path):
+    (tmp_path / "cgroup.controllers").write_text("memory pids\n")
+    (tmp_path / "cgroup.subtree_control").write_text("")
+    mountinfo = f"30 1 0:26 / {tmp_path} rw - cgroup2 cgroup2 rw\n"
+    assert cgroup_layout_discover(mountinfo, "0::/\n").version == 2
+    assert (tmp_path / "cgroup.subtree_control").read_text() == "+memory +pids"
+    (tmp_path / "cgroup.subtree_control").unlink()
+    (tmp_path / "cgroup.subtree_control").mkdir()  # a write the kernel would refuse (EBUSY)
+    with pytest.raises(CgroupUnavailable, match="does not pass memory and pids on"):
+        cgroup_layout_discover(mountinfo, "0::/\n")
+
+
 def test_a_mount_of_part_of_the_hierarchy_maps_the_path(tmp_path):
     (tmp_path / "cgroup.controllers").write_text("memory pids\n")
     mountinfo = f"30 1 0:26 /container {tmp_path} rw - cgroup2 cgroup2 rw\n"

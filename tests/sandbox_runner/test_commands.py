@@ -42,6 +42,10 @@ def test_sandbox_run_prints_the_transcript_as_json(any_backend, maze_files):
     assert transcript["steps"][0] == {"action": "east", "observation": "A wall.", "done": False,
                                       "success": False, "reward": 0.0}
     assert "goal is" in transcript["log"]
+    statuses = {status["name"]: status for status in transcript["backend_status"]}
+    assert list(statuses) == ["docker", "bwrap", "unshare"]
+    assert statuses[any_backend]["available"] is True
+    assert set(statuses[any_backend]) == {"name", "available", "limits_whole_sandbox", "reason"}
 
 
 def test_sandbox_run_exits_non_zero_on_a_sandbox_error(any_backend, tmp_path):
