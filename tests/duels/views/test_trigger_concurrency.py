@@ -20,52 +20,50 @@ LIMIT = 5
 REQUESTS = 16
 
 
-def post_at_once(*, user, a, b, count: int) -> list[int]:
-    """`count` POSTs to /duels/new/ by `user`, released together; their status codes."""
+def run_together(count: int, call) -> list:
+    """Run `call()` in `count` threads released at the same moment; their results."""
     barrier = threading.Barrier(count)
-    statuses: list[int] = []
+    results: list = []
 
-    def post() -> None:
-        client = Client()
-        client.force_login(user)
+    def run() -> None:
         barrier.wait()
         try:
-            data = {"a": str(a.uuid), "b": str(b.uuid), "attempts": "1", "cost_cap": ""}
-            statuses.append(client.post("/duels/new/", data).status_code)
+            results.append(call())
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=post) for _ in range(count)]
+    threads = [threading.Thread(target=run) for _ in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
-    return statuses
+    return sorted(results)
+
+
+def post_at_once(*, user, a, b, count: int) -> list[int]:
+    """`count` POSTs to /duels/new/ by `user`, released together; their status codes."""
+    data = {"a": str(a.uuid), "b": str(b.uuid), "attempts": "1", "cost_cap": ""}
+
+    def post() -> int:
+        client = Client()
+        client.force_login(user)
+        return client.post("/duels/new/", data).status_code
+
+    return run_together(count, post)
 
 
 def start_at_once(*, user, a, b, count: int) -> list[str]:
     """`count` calls of the service behind /duels/new/, released together: what each got."""
     from duels.services.duels import DuelRateLimited, duel_start_for_user
 
-    barrier = threading.Barrier(count)
-    outcomes: list[str] = []
-
-    def start() -> None:
-        barrier.wait()
+    def start() -> str:
         try:
             duel_start_for_user(user=user, a=a, b=b, attempts=1, observe=False, cost_cap=None)
-            outcomes.append("created")
         except DuelRateLimited:
-            outcomes.append("limited")
-        finally:
-            connections.close_all()
+            return "limited"
+        return "created"
 
-    threads = [threading.Thread(target=start) for _ in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return sorted(outcomes)
+    return run_together(count, start)
 
 
 @pytest.mark.django_db(transaction=True)
