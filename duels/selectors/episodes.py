@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from uuid import UUID
 
 from django.db.models import QuerySet
@@ -201,6 +203,9 @@ def episode_compare(*, left: Episode, right: Episode, limit: int = COMPARE_STEP_
         if differs and divergence is None:
             divergence = index
         action_differs = a is not None and b is not None and a["action"] != b["action"]
+        left_parts, right_parts = (
+            action_diff(left=a["action"], right=b["action"]) if action_differs else (None, None)
+        )
         rows.append(
             {
                 "index": index,
@@ -208,7 +213,49 @@ def episode_compare(*, left: Episode, right: Episode, limit: int = COMPARE_STEP_
                 "right": b,
                 "differs": differs,
                 "action_differs": action_differs,
+                "left_action_parts": left_parts,
+                "right_action_parts": right_parts,
                 "first_divergence": divergence == index,
             }
         )
     return {"rows": rows, "divergence": divergence, "truncated": truncated}
+
+
+def action_diff(*, left: str, right: str) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+    """Both actions as word-level parts `(text, differs)`: only what changed is marked."""
+    left_words = re.split(r"(\s+)", left)
+    right_words = re.split(r"(\s+)", right)
+    left_parts: list[tuple[str, bool]] = []
+    right_parts: list[tuple[str, bool]] = []
+    matcher = SequenceMatcher(a=left_words, b=right_words, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if i2 > i1:
+            left_parts.append(("".join(left_words[i1:i2]), tag != "equal"))
+        if j2 > j1:
+            right_parts.append(("".join(right_words[j1:j2]), tag != "equal"))
+    return left_parts, right_parts
+
+
+def episode_recent_pairs(*, limit: int = 12) -> list[dict]:
+    """The latest unhinted/hinted pairs (same duel, environment, solver and seed), newest first,
+    for the compare page's "what to pick" list. Two queries."""
+    hinted = (
+        Episode.objects.filter(condition=Condition.HINTED, duel__isnull=False)
+        .select_related("environment", "solver", "duel__a", "duel__b")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+    hinted = list(hinted)
+    keys = {(e.duel_id, e.environment_id, e.solver_id, e.seed): e for e in hinted}
+    unhinted = Episode.objects.filter(
+        condition=Condition.UNHINTED,
+        duel_id__in={e.duel_id for e in hinted},
+        environment_id__in={e.environment_id for e in hinted},
+    )
+    pairs = {}
+    for episode in unhinted:
+        key = (episode.duel_id, episode.environment_id, episode.solver_id, episode.seed)
+        if key in keys:
+            pairs[key] = episode
+    return [
+        {"unhinted": pairs[key], "hinted": keys[key]} for key in keys if key in pairs
+    ]

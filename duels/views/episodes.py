@@ -16,6 +16,7 @@ from duels.selectors.episodes import (
     episode_compare,
     episode_counterpart,
     episode_get,
+    episode_recent_pairs,
     episode_siblings,
     episode_steps_edges,
     episode_steps_window,
@@ -77,11 +78,7 @@ def _compare_page(request: HttpRequest, left: Episode, right: Episode) -> HttpRe
     return render(request, "duels/episodes/compare.html", context)
 
 
-def _episode_for_compare(uuid_text: str) -> Episode:
-    try:
-        episode_uuid = UUID(uuid_text)
-    except ValueError:
-        episode_uuid = None
+def _episode_for_compare(episode_uuid: UUID) -> Episode:
     return get_object_or_404(
         Episode.objects.select_related("environment", "solver", "hint", "duel"), uuid=episode_uuid
     )
@@ -90,9 +87,16 @@ def _episode_for_compare(uuid_text: str) -> Episode:
 @require_GET
 @login_required
 def compare(request: HttpRequest) -> HttpResponse:
-    """Any two episodes side by side: `/compare/?a=<uuid>&b=<uuid>`."""
-    left = _episode_for_compare(request.GET.get("a", ""))
-    right = _episode_for_compare(request.GET.get("b", ""))
+    """Any two episodes side by side: `/compare/?a=<uuid>&b=<uuid>`.
+
+    Without both parameters the page explains what to pick and offers recent pairs.
+    """
+    raw_left, raw_right = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
+    if not (raw_left and raw_right):
+        context = {"a": raw_left, "b": raw_right, "pairs": episode_recent_pairs()}
+        return render(request, "duels/episodes/compare_pick.html", context)
+    left = _episode_for_compare(param_uuid(raw_left, name="a"))
+    right = _episode_for_compare(param_uuid(raw_right, name="b"))
     return _compare_page(request, left, right)
 
 

@@ -190,6 +190,8 @@ export class Replay {
     this.renderStep();
     this.keepInView();
     this.queueList();
+    const compare = document.querySelector("[data-compare-link]");
+    if (compare) compare.hash = `row-${bounded}`; // the comparison opens at this step
     if (updateHash && window.location.hash !== `#step-${bounded}`) {
       window.history.replaceState(null, "", `#step-${bounded}`);
       this.hashError.hidden = true;

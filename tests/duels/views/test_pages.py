@@ -256,7 +256,16 @@ def test_compare_picker_switches_seed(owner_client, make):
 
 
 def test_compare_rejects_bad_uuids(owner_client):
-    assert owner_client.get("/compare/", {"a": "nope", "b": "x"}).status_code == 404
+    response = owner_client.get("/compare/", {"a": "nope", "b": "x"})
+    assert response.status_code == 400 and "a must be a uuid" in response.text
+    unknown = "00000000-0000-0000-0000-000000000000"
+    assert owner_client.get("/compare/", {"a": unknown, "b": unknown}).status_code == 404
+
+
+def test_compare_without_both_runs_explains_what_to_pick(owner_client, make):
+    make.finished_duel()
+    page = owner_client.get("/compare/").text
+    assert "Compare two runs" in page and page.count("/compare/?a=") == 4  # 2 seeds, 2 sides
 
 
 def test_tournament_detail_and_cancel(owner_client, client, make, staff):
