@@ -6,7 +6,7 @@ from django import forms
 
 from duels.models import EnvironmentStatus, Outcome, Player, Status
 from duels.selectors.duels import DuelFilters
-from duels.selectors.environments import EnvironmentFilters
+from duels.selectors.environments import ENVIRONMENT_SORTS, EnvironmentFilters
 
 
 class PlayerChoiceField(forms.ModelChoiceField):
@@ -79,6 +79,10 @@ class EnvironmentFilterForm(forms.Form):
         widget=forms.NumberInput(attrs={"step": "0.05"}),
     )
     q = forms.CharField(required=False, max_length=200, label="title")
+    sort = forms.ChoiceField(
+        choices=[(key, label) for key, (label, _) in ENVIRONMENT_SORTS.items()],
+        required=False, label="order",
+    )
 
     def filters(self) -> EnvironmentFilters:
         data = self.cleaned_data if self.is_valid() else {}
@@ -91,6 +95,7 @@ class EnvironmentFilterForm(forms.Form):
             gain_min=data.get("gain_min"),
             gain_max=data.get("gain_max"),
             q=(data.get("q") or "").strip(),
+            sort=data.get("sort") or "",
         )
 
 

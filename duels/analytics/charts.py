@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 FOREST_LIMIT = 60
+SCATTER_LIMIT = 500
 _LAYOUT = {
     "template": {},
     "margin": {"l": 140, "r": 20, "t": 40, "b": 50},
@@ -178,4 +179,66 @@ def observe_figure(rows: list[dict]) -> dict:
         ["player", "on", "off", "uplift", "low", "high", "n_on", "n_off"],
         [[r["player"], r["on"], r["off"], r["uplift"], r["low"], r["high"], r["n_on"],
           r["n_off"]] for r in rows],
+    )
+
+
+def solve_author_figure(ratings: list[dict], irt: dict) -> dict:
+    """Duel, Solve and Author ratings per player on the one 1000-anchored scale."""
+    duel = {r["player"]: r for r in ratings}
+    solve = {r["player"]: r for r in irt["solvers"]}
+    author = {r["player"]: r for r in irt["authors"]}
+    names = sorted(set(duel) | set(solve) | set(author),
+                   key=lambda name: (solve.get(name, {}).get("rating") or 0, name))
+    traces = []
+    for label, rows, key in (("duel rating", duel, "rating"), ("Solve rating", solve, "rating"),
+                             ("Author rating", author, "rating")):
+        shown = [name for name in names if name in rows]
+        low_key = "rating_low" if rows is solve else "low"
+        high_key = "rating_high" if rows is solve else "high"
+        trace = _forest(shown, [rows[n][key] for n in shown], [rows[n][low_key] for n in shown],
+                        [rows[n][high_key] for n in shown], name=label, axis_title="1000")[0]
+        trace.update(showlegend=True)
+        traces.append(trace)
+    figure = _figure(traces, xaxis={"title": {"text": "rating (1000 = average; +400 = 10× odds)"}},
+                     height=140 + 32 * len(names), legend={"orientation": "h"},
+                     scattermode="group")
+    rows = []
+    for name in names:
+        d, s, a = duel.get(name, {}), solve.get(name, {}), author.get(name, {})
+        rows.append([name, d.get("rating"), d.get("low"), d.get("high"), s.get("rating"),
+                     s.get("rating_low"), s.get("rating_high"), s.get("theta"), a.get("rating"),
+                     a.get("low"), a.get("high"), a.get("setter_score"), a.get("environments")])
+    return _entry(
+        "Solve and Author ratings (joint item-response model) next to duel ratings",
+        figure,
+        ["player", "duel_rating", "duel_low", "duel_high", "solve_rating", "solve_low",
+         "solve_high", "theta", "author_rating", "author_low", "author_high",
+         "expected_setter_score", "environments"],
+        rows,
+    )
+
+
+def difficulty_figure(environments: list[dict], titles: dict[str, tuple[str, str | None]]) -> dict:
+    """Difficulty b against hint effect γ: top right, hard environments whose hint works."""
+    fitted = [r for r in environments if r["hint_effect"] is not None]
+    shown = sorted(fitted, key=lambda r: -r["n"])[:SCATTER_LIMIT]
+    labels = [f"{titles.get(r['uuid'], ('?', None))[0][:40]} · {r['uuid'][:8]}" for r in shown]
+    trace = go.Scatter(
+        x=[r["difficulty"] for r in shown], y=[r["hint_effect"] for r in shown], mode="markers",
+        text=labels, marker={"size": 7, "opacity": 0.7},
+        hovertemplate="%{text}<br>b %{x:.2f}, γ %{y:.2f}<extra></extra>",
+    )
+    title = "Environment difficulty b and hint effect γ (joint item-response model)"
+    if len(fitted) > len(shown):
+        title += f" — the {len(shown)} most-played of {len(fitted)}"
+    return _entry(
+        title,
+        _figure([trace], xaxis={"title": {"text": "difficulty b (logits, higher is harder)"}},
+                yaxis={"title": {"text": "hint effect γ (logits)"}}, height=460,
+                margin={"l": 70}),
+        ["uuid", "title", "author", "difficulty", "d_low", "d_high", "hint_effect", "h_low",
+         "h_high", "expected_setter_score", "episodes"],
+        [[r["uuid"], *titles.get(r["uuid"], (None, None)), r["difficulty"], r["d_low"],
+          r["d_high"], r["hint_effect"], r["h_low"], r["h_high"], r["field_setter_score"], r["n"]]
+         for r in environments],
     )

@@ -18,6 +18,7 @@ from duels.analytics.divergence import divergence_fit
 from duels.analytics.environments import environment_gains
 from duels.analytics.findings import findings_compute
 from duels.analytics.intervals import clean
+from duels.analytics.irt_report import IRT_RESAMPLES, irt_compute, irt_public
 from duels.analytics.observe import observe_uplift
 from duels.analytics.ratings import cross_validated_accuracy, ratings_fit
 from duels.analytics.scale import scale_fit
@@ -28,7 +29,7 @@ from duels.analytics.transitivity import transitivity_fit
 
 DESIGN_KEYS = (
     "computed_at", "ratings", "setters", "solvers", "divergence", "transitivity",
-    "environments", "convergence", "transfer", "observe_uplift", "scale", "findings",
+    "environments", "convergence", "transfer", "observe_uplift", "scale", "findings", "irt",
 )
 # How each interval is computed, stated on the page next to the figures.
 INTERVAL_METHODS = {
@@ -41,6 +42,9 @@ INTERVAL_METHODS = {
     "transfer": "Spearman ρ; bootstrap percentile over transfer rows",
     "observe_uplift": "bootstrap percentile, observe and other duels resampled separately",
     "scale": "Spearman ρ; bootstrap percentile over players",
+    "irt": "θ and Author ratings: bootstrap percentile over environments, stratified by author, "
+           f"{IRT_RESAMPLES} resamples at most; difficulty and hint effect: normal (Laplace) "
+           "approximation",
 }
 MIN_DUELS = 1
 
@@ -116,6 +120,9 @@ def analytics_compute(
                              for key, method in INTERVAL_METHODS.items()},
     }
     result["summary"]["players_with_size"] = len(data.sizes)
+    # The joint model uses every finished episode, in a duel or not.
+    result["irt"] = irt_compute(episodes=data.episodes, environments=data.environments,
+                                resamples=min(resamples, IRT_RESAMPLES), seed=seed)
     if not result["enough"]:
         result = _rounded(result)
         result["findings"] = findings_compute(result)
@@ -175,7 +182,11 @@ def analytics_compute(
     result["observe_uplift"] = observe_uplift(sides=sides, resamples=resamples, seed=seed)
     result["scale"] = scale_fit(
         sizes=dict(data.sizes),
-        setter_strength={row["player"]: row["setter_score"] for row in result["setters"]},
+        # Setter strength is the Author rating of the joint model when there is one.
+        setter_strength=(
+            {row["player"]: row["rating"] for row in result["irt"]["authors"]}
+            if result["irt"] else
+            {row["player"]: row["setter_score"] for row in result["setters"]}),
         uplift={row["player"]: row["uplift"] for row in result["observe_uplift"]},
         resamples=resamples, seed=seed,
     )
@@ -191,10 +202,16 @@ def analytics_compute(
         figures["transfer"] = charts.transfer_figure(_rounded(transfer_rows))
     if result["observe_uplift"]:
         figures["observe"] = charts.observe_figure(result["observe_uplift"])
+    if result["irt"]:
+        figures["solve-author"] = charts.solve_author_figure(result["ratings"], result["irt"])
+        titles = {env.uuid: (env.title, env.author) for env in data.environments}
+        figures["difficulty"] = charts.difficulty_figure(result["irt"]["environments"], titles)
     result["figures"] = figures
     return result
 
 
 def design_shape(result: dict) -> dict:
     """Only the documented keys (docs/json-outputs.md), for `manage.py analytics --json`."""
-    return {key: result.get(key) for key in DESIGN_KEYS}
+    shape = {key: result.get(key) for key in DESIGN_KEYS}
+    shape["irt"] = irt_public(result.get("irt"))
+    return shape

@@ -44,6 +44,7 @@ from duels.analytics.irt import (
 SCALE = 400 / math.log(10)
 ANCHOR = 1000.0
 FOLDS = 5
+IRT_RESAMPLES = 200  # each resample refits the model: more would cost more than it tells
 MIN_ENVIRONMENTS_FOR_INTERVAL = 3
 # Bootstrap refits start at the full fit and need only this precision (logits).
 BOOTSTRAP_TOLERANCE = 1e-4

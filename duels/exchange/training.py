@@ -1,7 +1,8 @@
 """Training-data exports: environments with measured pass rates, and solver chat transcripts.
 
-(a) One JSON object per environment: source, hints and measured pass rates (overall and per
-solver, unhinted and hinted) — for reinforcement learning on environments.
+(a) One JSON object per environment: source, hints, measured pass rates (overall and per
+solver, unhinted and hinted) and the joint model's difficulty and hint effect — for reinforcement
+learning on environments.
 (b) Solver episodes as OpenAI fine-tuning chats `{"messages": [...]}`, rebuilt with the very
 prompts the solver saw (duels.players.prompts), filterable by success and condition.
 
@@ -58,6 +59,21 @@ def _rates(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+# The joint model's estimates stored by the latest analytics refresh (logit scale).
+ESTIMATE_FIELDS = tuple(f"estimate__{name}" for name in (
+    "difficulty", "difficulty_low", "difficulty_high", "hint_effect", "hint_effect_low",
+    "hint_effect_high", "field_setter_score", "episodes", "computed_at"))
+
+
+def _estimate(row: dict[str, Any]) -> dict[str, Any] | None:
+    """Difficulty b and hint effect γ with 95% intervals, or None before the first estimate."""
+    if row["estimate__computed_at"] is None:
+        return None
+    values = {name.removeprefix("estimate__"): row[name] for name in ESTIMATE_FIELDS}
+    values["computed_at"] = values["computed_at"].isoformat()
+    return values
+
+
 def training_environment_records(
     *, environments: QuerySet[Environment]
 ) -> Iterator[dict[str, Any]]:
@@ -81,7 +97,8 @@ def training_environment_records(
     rows = (
         Environment.objects.filter(pk__in=chosen)
         .order_by("pk")
-        .values("pk", "uuid", "title", "author__name", "family", "status", "source", "max_steps")
+        .values("pk", "uuid", "title", "author__name", "family", "status", "source", "max_steps",
+                *ESTIMATE_FIELDS)
         .iterator(chunk_size=CHUNK_SIZE)
     )
     for row in rows:
@@ -105,6 +122,7 @@ def training_environment_records(
                 **_rates(episode_rows),
                 "solvers": {name: _rates(group) for name, group in per_solver.items()},
             },
+            "estimate": _estimate(row),
         }
 
 
@@ -120,13 +138,19 @@ def training_episodes(
     return episodes
 
 
-def training_chat_records(*, episodes: QuerySet[Episode]) -> Iterator[dict[str, Any]]:
-    """Each episode as the chat its solver had: system, observations (user), replies (assistant)."""
+def training_chat_records(
+    *, episodes: QuerySet[Episode], thinking: bool = False
+) -> Iterator[dict[str, Any]]:
+    """Each episode as the chat its solver had: system, observations (user), replies (assistant).
+
+    With `thinking`, each assistant message that came with reasoning carries it as
+    `reasoning_content` (the field OpenAI-compatible servers use); without, it is left out.
+    """
     chosen = episodes.values("pk")
     steps = _Groups(
         Step.objects.filter(episode__in=chosen)
         .order_by("episode_id", "index")
-        .values("episode_id", "index", "observation", "reply")
+        .values("episode_id", "index", "observation", "reply", "thinking")
         .iterator(chunk_size=CHUNK_SIZE),
         "episode_id",
     )
@@ -148,4 +172,9 @@ def training_chat_records(*, episodes: QuerySet[Episode]) -> Iterator[dict[str, 
             hint=row["hint__text"], history=history, observation=turns[-2]["observation"]
         )
         messages.append({"role": "assistant", "content": turns[-1]["reply"]})
+        if thinking:
+            replies = (message for message in messages if message["role"] == "assistant")
+            for message, turn in zip(replies, turns[1:], strict=True):
+                if turn["thinking"]:
+                    message["reasoning_content"] = turn["thinking"]
         yield {"messages": messages}

@@ -27,10 +27,26 @@ class EnvironmentFilters:
     gain_min: float | None = None
     gain_max: float | None = None
     q: str = ""
+    sort: str = ""
+
+
+# Orderings of the list; the joint model's figures come from the latest analytics refresh and
+# environments without one sort last.
+ENVIRONMENT_SORTS = {
+    "": ("newest first", ()),
+    "hardest": ("hardest first (difficulty b)", (F("difficulty").desc(nulls_last=True),)),
+    "easiest": ("easiest first (difficulty b)", (F("difficulty").asc(nulls_last=True),)),
+    "hint_effect": ("most effective hint first (hint effect γ)",
+                    (F("hint_effect").desc(nulls_last=True),)),
+    "learnable": ("hard without the hint, solved with it (expected setter score)",
+                  (F("field_setter_score").desc(nulls_last=True),)),
+    "hint_gain": ("largest hint gain first", (F("hint_gain").desc(nulls_last=True),)),
+}
 
 
 def environment_list(*, filters: EnvironmentFilters | None = None) -> QuerySet[Environment]:
-    """Environments, newest first, with unhinted/hinted pass rates and hint gain annotated."""
+    """Environments (newest first unless `filters.sort` says otherwise) with unhinted/hinted
+    pass rates, hint gain and the joint model's difficulty and hint effect annotated."""
     filters = filters or EnvironmentFilters()
     environments = (
         Environment.objects.select_related("author")
@@ -43,7 +59,9 @@ def environment_list(*, filters: EnvironmentFilters | None = None) -> QuerySet[E
             ),
             episode_count=Count("episodes", filter=_FINISHED),
         )
-        .annotate(hint_gain=F("p_hinted") - F("p_unhinted"))
+        .annotate(hint_gain=F("p_hinted") - F("p_unhinted"),
+                  difficulty=F("estimate__difficulty"), hint_effect=F("estimate__hint_effect"),
+                  field_setter_score=F("estimate__field_setter_score"))
     )
     if filters.author:
         environments = environments.filter(author__uuid=filters.author)
@@ -64,7 +82,8 @@ def environment_list(*, filters: EnvironmentFilters | None = None) -> QuerySet[E
         environments = environments.filter(hint_gain__lte=filters.gain_max)
     if filters.q:
         environments = environments.filter(title__icontains=filters.q)
-    return environments.order_by("-created_at", "-pk")
+    _, ordering = ENVIRONMENT_SORTS.get(filters.sort, ENVIRONMENT_SORTS[""])
+    return environments.order_by(*ordering, "-created_at", "-pk")
 
 
 def environment_families() -> list[str]:
@@ -74,9 +93,10 @@ def environment_families() -> list[str]:
 
 
 def environment_get(*, environment_uuid: UUID) -> Environment:
-    """One environment with its author and hints (hint authors included)."""
+    """One environment with its author, hints (hint authors included) and model estimate."""
     return get_object_or_404(
-        Environment.objects.select_related("author").prefetch_related("hints__author"),
+        Environment.objects.select_related("author", "estimate").prefetch_related(
+            "hints__author"),
         uuid=environment_uuid,
     )
 

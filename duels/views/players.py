@@ -17,6 +17,7 @@ from duels.selectors.players import (
     player_list_with_counts,
     player_pass_rates,
 )
+from duels.selectors.ratings import player_ratings
 from duels.views.common import paginate
 
 
@@ -36,6 +37,7 @@ def player_detail(request: HttpRequest, player_uuid: UUID) -> HttpResponse:
         "rates": player_pass_rates(player=player),
         "duels": paginate(request, player_duels(player=player)),
         "environments": player_environments(player=player)[:50],
+        "ratings": player_ratings(player_name=player.name),
     }
     return render(request, "duels/players/detail.html", context)
 

@@ -46,7 +46,8 @@ def test_small_tournament_fills_every_design_key_and_figure():
     assert {"uuid", "author", "hint_gain", "low", "high", "flags"} <= set(
         result["environments"][0])
     assert set(result["figures"]) == {"ratings", "head-to-head-wins", "head-to-head-duels",
-                                      "setter-solver", "hint-gain"}
+                                      "setter-solver", "hint-gain", "solve-author",
+                                      "difficulty"}
     wins = result["figures"]["head-to-head-wins"]["table"]
     assert wins["columns"] == ["player", "ann", "ben", "cat"]
     assert wins["rows"][0] == ["ann", None, 1.0, 1.0]

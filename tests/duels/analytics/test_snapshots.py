@@ -87,7 +87,7 @@ def test_command_prints_the_design_json(make, capsys):
     printed = json.loads(capsys.readouterr().out)
     assert list(printed) == ["computed_at", "ratings", "setters", "solvers", "divergence",
                              "transitivity", "environments", "convergence", "transfer",
-                             "observe_uplift", "scale", "findings"]
+                             "observe_uplift", "scale", "findings", "irt"]
     assert [finding["id"] for finding in printed["findings"]] == [
         "solver_not_setter", "small_models_set_harder", "transitive", "designs_converge",
         "gain_predicts_transfer"]

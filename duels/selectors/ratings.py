@@ -1,0 +1,25 @@
+"""One player's ratings from the latest analytics snapshot: duel, Solve and Author."""
+
+from __future__ import annotations
+
+from duels.services.analytics import analytics_latest_cached
+
+
+def player_ratings(*, player_name: str) -> dict | None:
+    """The player's duel rating (Bradley–Terry), Solve rating and Author rating rows, each None
+    when the player has none yet; None before the first analytics snapshot."""
+    snapshot = analytics_latest_cached()
+    if snapshot is None:
+        return None
+    data = snapshot.data
+    irt = data.get("irt") or {}
+
+    def row_of(rows: list[dict] | None) -> dict | None:
+        return next((row for row in rows or () if row["player"] == player_name), None)
+
+    return {
+        "computed_at": snapshot.computed_at,
+        "duel": row_of(data.get("ratings")),
+        "solve": row_of(irt.get("solvers")),
+        "author": row_of(irt.get("authors")),
+    }

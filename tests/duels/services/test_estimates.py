@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from duels.analytics.irt_report import PUBLIC_KEYS
+from duels.models import EnvironmentEstimate
+from duels.services.analytics import analytics_refresh
+
+pytestmark = pytest.mark.django_db
+
+
+def league(make):
+    """Three players; each writes a hint-needing environment for the next and a trivial one
+    for the one after (the factory's duel: A's environment needs the hint, B's is trivial)."""
+    players = [make.player(name=f"p{i}") for i in range(3)]
+    duels = [
+        make.finished_duel(a=a, b=b, attempts=4, unhinted_a=(False,) * 4, hinted_a=(True,) * 4,
+                           unhinted_b=(True,) * 4, hinted_b=(True,) * 4)
+        for a, b in ((players[0], players[1]), (players[1], players[2]),
+                     (players[2], players[0]))
+    ]
+    return players, duels
+
+
+def test_refresh_stores_each_environments_difficulty_and_hint_effect(make):
+    _, duels = league(make)
+    analytics_refresh(resamples=50)
+    estimates = {e.environment_id: e for e in EnvironmentEstimate.objects.all()}
+    assert len(estimates) == 6
+    for duel in duels:
+        needs_hint, trivial = estimates[duel.env_a_id], estimates[duel.env_b_id]
+        assert needs_hint.difficulty > trivial.difficulty
+        assert needs_hint.hint_effect_low > 0
+        assert needs_hint.field_setter_score > trivial.field_setter_score
+        assert needs_hint.episodes == 8
+    # A second refresh replaces the estimates instead of adding to them.
+    make.episode(environment=duels[0].env_b, solver=duels[0].a, success=False)
+    snapshot = analytics_refresh(resamples=50)
+    assert EnvironmentEstimate.objects.count() == 6
+    assert {e.computed_at for e in EnvironmentEstimate.objects.all()} == {snapshot.computed_at}
+
+
+def test_analytics_json_carries_irt_in_the_documented_shape(make, capsys):
+    league(make)
+    call_command("analytics", "--json", "--refresh")
+    irt = json.loads(capsys.readouterr().out)["irt"]
+    assert set(irt) == {"solvers", "authors", "environments", "fit"}
+    assert {tuple(row) for row in irt["solvers"]} == {PUBLIC_KEYS["solvers"]}
+    assert {tuple(row) for row in irt["authors"]} == {PUBLIC_KEYS["authors"]}
+    assert {tuple(row) for row in irt["environments"]} == {PUBLIC_KEYS["environments"]}
+    assert tuple(irt["fit"]) == PUBLIC_KEYS["fit"]
+    assert irt["fit"]["episodes"] == 48
+    assert sorted(row["player"] for row in irt["solvers"]) == ["p0", "p1", "p2"]
+    assert abs(sum(row["theta"] for row in irt["solvers"])) < 1e-3
+
+
+def test_no_episodes_means_irt_is_null_and_nothing_is_stored(capsys):
+    call_command("analytics", "--json", "--refresh")
+    assert json.loads(capsys.readouterr().out)["irt"] is None
+    assert not EnvironmentEstimate.objects.exists()
