@@ -57,6 +57,7 @@ def _status_context(request: HttpRequest, snapshot, current: bool) -> dict:
 
 
 @require_GET
+@login_required
 def analytics_page(request: HttpRequest) -> HttpResponse:
     snapshot, current = analytics_for_reader()
     figures_html, has_figures = _figures_section(snapshot)
@@ -70,6 +71,7 @@ def analytics_page(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@login_required
 def analytics_status(request: HttpRequest) -> HttpResponse:
     """The page's status line, polled while the shown figures are stale; once a newer snapshot
     is current, htmx reloads the page."""
@@ -93,6 +95,7 @@ def analytics_recompute(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@login_required
 def analytics_csv(request: HttpRequest, figure: str) -> HttpResponse:
     snapshot = analytics_latest_cached()
     figures = (snapshot.data.get("figures") or {}) if snapshot else {}

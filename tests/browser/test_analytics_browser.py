@@ -44,6 +44,7 @@ class AnalyticsBrowserTest(BrowserTestCase):
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
         self.page.on("response", lambda r: r.status >= 400 and self.errors.append(
             f"{r.status} {r.url}"))
+        self.sign_in("analyst")  # analytics, like every page but the landing page, needs it
 
     def console(self, message) -> None:
         if message.type == "error":
