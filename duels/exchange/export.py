@@ -116,6 +116,10 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("outcome", "str", nullable=True, choices=tuple(Outcome.values)),
         _f("created_at", "time"),
         _f("finished_at", "time", nullable=True),
+        # Optional (older files lack them): why a side was forfeited, "" when it was not.
+        # Absent, a side without an environment or with an invalid one is forfeited.
+        _f("forfeit_a", "str", nullable=True),
+        _f("forfeit_b", "str", nullable=True),
     ),
     "episode": (
         _ref("duel", "duel", nullable=True),

@@ -21,7 +21,7 @@ from duels.engine.queue import analytics_data_changed
 from duels.exchange.export import KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.identities import author_imported_username
 from duels.exchange.records import ExchangeImportError, exchange_canonical, exchange_read
-from duels.exchange.validate import BATCH, ImportPlan, exchange_validate
+from duels.exchange.validate import BATCH, ImportPlan, exchange_validate, import_forfeit
 from duels.models import (
     Annotation,
     Condition,
@@ -37,8 +37,6 @@ from duels.models import (
     Tournament,
     TransferResult,
 )
-
-FORFEIT_NOTE = "no valid environment (imported)"
 
 __all__ = ["ExchangeImportError", "ImportReport", "exchange_import", "exchange_validate"]
 
@@ -184,10 +182,8 @@ class _Writer:
                 attempts=record["attempts"], observe=record["observe"], status=record["status"],
             )
         if kind == "duel":
-            forfeits = {
-                side: "" if self._playable(record[f"env_{side}"]) else FORFEIT_NOTE
-                for side in ("a", "b")
-            }
+            forfeits = {side: import_forfeit(record, side=side, playable=self._playable)
+                        for side in ("a", "b")}
             return Duel(
                 uuid=uuid, forfeit_a=forfeits["a"], forfeit_b=forfeits["b"],
                 tournament_id=self.pk("tournament", record["tournament"]),

@@ -60,6 +60,22 @@ def _first_difference(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
     return next((name for name in theirs if mine.get(name) != theirs.get(name)), "?")
 
 
+FORFEIT_NOTE = "no valid environment (imported)"
+FORFEIT_CHARS = 4000
+
+
+def import_forfeit(record: dict[str, Any], *, side: str, playable: Any) -> str:
+    """The forfeit reason a duel record gives one side ("" when played).
+
+    Stated in the file when it has `forfeit_<side>`; older files lack it, and then a side
+    without an environment, or with one that failed validation, is forfeited.
+    """
+    stated = record.get(f"forfeit_{side}")
+    if stated is not None:
+        return stated[:FORFEIT_CHARS]
+    return "" if playable(record[f"env_{side}"]) else FORFEIT_NOTE
+
+
 # --- pass 1: validation -----------------------------------------------------------------------
 
 
@@ -130,7 +146,8 @@ class _Validator:
             self.hint_environment[record["uuid"]] = record["environment"]
         elif kind == "duel":
             self.duels[record["uuid"]] = (line, {
-                key: record[key] for key in ("env_a", "env_b", "hint_a", "hint_b", "outcome")
+                key: record[key] for key in ("env_a", "env_b", "hint_a", "hint_b", "outcome",
+                                             "forfeit_a", "forfeit_b")
             })
             for side in ("a", "b"):
                 if record[f"hint_{side}"]:
@@ -258,10 +275,11 @@ class _Validator:
             ).values_list("uuid", flat=True)
         )
         for duel_uuid, (line, duel) in stated.items():
-            # A side without an environment, or with one that is invalid, is imported as
-            # forfeited (the importer writes the same flag), then scored by the one rule.
-            forfeits = {side: duel[f"env_{side}"] is None
-                        or duel[f"env_{side}"] in self.invalid_environments for side in "ab"}
+            # The importer writes the same forfeit flags (import_forfeit); then the
+            # one scoring rule decides.
+            forfeits = {side: bool(import_forfeit(
+                duel, side=side, playable=lambda env: env is not None
+                and env not in self.invalid_environments)) for side in "ab"}
             derived = duel_score_from_episodes(
                 forfeit_a=forfeits["a"], forfeit_b=forfeits["b"],
                 env_a=duel["env_a"], env_b=duel["env_b"],
