@@ -219,6 +219,23 @@ CSRF_COOKIE_HTTPONLY = False
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 
+# DJANGO_SECURE=1 for a deployment served over HTTPS (behind a proxy that sets
+# X-Forwarded-Proto): cookies only over HTTPS, HSTS, plain HTTP redirected. Off by default so a
+# local run over http://127.0.0.1 works. /healthz stays reachable over plain HTTP for probes.
+DJANGO_SECURE = env_bool("DJANGO_SECURE", False)
+if DJANGO_SECURE:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31_536_000, minimum=0)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Failed sign-ins: after this many in ENVDUELS_SIGNIN_WINDOW_MINUTES for one account (or four
+# times as many from one address), sign-in waits until the window has passed.
+ENVDUELS_SIGNIN_FAILURES = env_int("ENVDUELS_SIGNIN_FAILURES", 5, minimum=1)
+ENVDUELS_SIGNIN_WINDOW_MINUTES = env_int("ENVDUELS_SIGNIN_WINDOW_MINUTES", 15, minimum=1)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

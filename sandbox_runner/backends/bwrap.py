@@ -4,6 +4,8 @@ read-only /usr, tmpfs /tmp; the guest adds its seccomp filter."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+from functools import cache
 
 from sandbox_runner.backends.base import (
     CLEAN_ENV,
@@ -22,13 +24,24 @@ from sandbox_runner.backends.local_layout import (
 from sandbox_runner.limits import SandboxLimits
 
 
+@cache
+def disable_userns_option(bwrap: str) -> list[str]:
+    """["--disable-userns"] where this bubblewrap has it (0.8 and later), else [] and the
+    guest's seccomp filter alone refuses nested user namespaces."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return ["--disable-userns"] if b"--disable-userns" in done.stdout + done.stderr else []
+
+
 class BwrapBackend(CgroupBackend):
     name = "bwrap"
 
     def bwrap_command(self, limits: SandboxLimits, command: list[str]) -> list[str]:
         bwrap = shutil.which("bwrap") or "bwrap"
         args = [
-            bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
+            bwrap, "--unshare-all", "--unshare-user", *disable_userns_option(bwrap),
             "--uid", str(NOBODY), "--gid", str(NOBODY),
             "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv",
             "--setenv", "PATH", CLEAN_ENV["PATH"], "--setenv", "LANG", CLEAN_ENV["LANG"],
