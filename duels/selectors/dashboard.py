@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 
 from django.db.models import Count, QuerySet
+from django.utils import timezone
 
 from duels.models import Duel, Player, Status
 from duels.selectors.duels import duel_list
 from duels.selectors.players import player_list
-from duels.selectors.tournaments import tournament_list_active
+from duels.selectors.tournaments import tournament_list, tournament_list_active
 from duels.services.analytics import analytics_latest_cached
 
+RECENTLY_FINISHED = dt.timedelta(minutes=30)
 
-def dashboard_active_tournaments(*, limit: int = 10):
-    return tournament_list_active()[:limit]
+
+def dashboard_active_tournaments(*, limit: int = 10) -> list:
+    """Pending and running tournaments, then those that ended in the last half hour (so a
+    watcher sees one reach 100% and its final state instead of it vanishing). Two queries."""
+    active = list(tournament_list_active()[:limit])
+    ended = tournament_list().filter(
+        status__in=[Status.FINISHED, Status.FAILED, Status.CANCELLED],
+        finished_at__gte=timezone.now() - RECENTLY_FINISHED,
+    )
+    return active + list(ended[: max(limit - len(active), 0)])
 
 
 def dashboard_latest_duels(*, limit: int = 10) -> QuerySet[Duel]:
