@@ -64,6 +64,26 @@ GLOSSARY: tuple[Term, ...] = (
     Term("solver_strength", "solver strength",
          "A player's unhinted pass rate on other players' valid environments.",
          "passed unhinted episodes / unhinted episodes"),
+    Term("solve_rating", "Solve rating",
+         "A solver's ability θ in the joint item-response model, on the duel-rating scale: it "
+         "accounts for how hard the environments it met were.",
+         "P(pass | solver i, environment j, hinted h) = σ(θ_i − b_j + h·γ_j); "
+         "Solve rating = 1000 + 173.7·θ, mean θ = 0"),
+    Term("author_rating", "Author rating",
+         "How well a player's environments separate the field: the expected setter score of its "
+         "environments against every other solver under the joint model, on the same scale.",
+         "S_j = mean over solvers i ≠ author of σ(θ_i − b_j + γ_j)·(1 − σ(θ_i − b_j)); "
+         "Author rating = 1000 + 173.7·(logit mean S_j − mean over authors)"),
+    Term("difficulty", "difficulty b",
+         "How hard an environment is without the hint, in log-odds above an average solver.",
+         "b_j in σ(θ_i − b_j + h·γ_j); interval: normal approximation"),
+    Term("hint_effect", "hint effect γ",
+         "How much the hint raises the log-odds of passing the environment; negative when it "
+         "misleads.",
+         "γ_j in σ(θ_i − b_j + h·γ_j); interval: normal approximation"),
+    Term("irt_accuracy", "joint-model accuracy",
+         "Share of held-out episodes whose pass or fail the joint model predicted.",
+         "5-fold cross-validation over episodes; predicted pass when σ(θ − b + h·γ) > ½"),
     Term("observe_uplift", "observe-mode uplift",
          "How much a setter's score rises when it may read earlier duels.",
          "mean s in observe duels − mean s in other duels"),
@@ -84,8 +104,9 @@ GLOSSARY: tuple[Term, ...] = (
          "Agreement between the setter and the solver rankings: 1 same order, −1 reversed.",
          "τ_b = (concordant − discordant) / √(pairs untied in x · pairs untied in y)"),
     Term("p_top_differs", "P(top solver ≠ top setter)",
-         "Share of bootstrap resamples in which the best solver is not the best setter.",
-         "#{resamples: argmax solver ≠ argmax setter} / 1,000"),
+         "Share of bootstrap resamples in which the best solver is not the best setter (by "
+         "Solve and Author rating once the joint model has data).",
+         "#{resamples: argmax Solve rating ≠ argmax Author rating} / resamples"),
     Term("convergence_p", "convergence p",
          "Chance of cross-author source similarity this high if authors were assigned at random.",
          "(1 + #{permutations with similarity ≥ observed}) / (1 + 200)"),

@@ -63,25 +63,39 @@ def _resamples(result: dict) -> int:
 def finding_solver_not_setter(result: dict) -> dict:
     """(1) The strongest solver is not the strongest setter."""
     claim = "The strongest solver is not the strongest setter."
-    divergence = result.get("divergence") or {}
+    irt = result.get("irt") or {}
+    if irt.get("divergence"):
+        # The joint model's Solve and Author ratings: who met whom is accounted for.
+        divergence = irt["divergence"]
+        label = "share of resamples where the top Solve rating is not the top Author rating"
+        method = (f"none: the figure is itself a probability over {irt['fit']['resamples']} "
+                  "bootstrap resamples of environments (stratified by author)")
+    else:
+        divergence = result.get("divergence") or {}
+        label = "share of resamples where the top solver is not the top setter"
+        method = (f"none: the figure is itself a probability over {_resamples(result)} "
+                  "bootstrap resamples of whole duels")
     p = divergence.get("p_top_differs")
     n = divergence.get("players") or 0
-    kwargs = {"key": "p_top_differs", "label": "share of resamples where the top solver is not "
-              "the top setter", "value": p, "n": n,
-              "n_of": "players who both set and solved",
-              "interval": _no_interval(f"none: the figure is itself a probability over "
-                                       f"{_resamples(result)} bootstrap resamples of whole duels")}
+    kwargs = {"key": "p_top_differs", "label": label, "value": p, "n": n,
+              "n_of": "players who both set and solved", "interval": _no_interval(method)}
     if p is None or n < 3:
-        return _finding("solver_not_setter", claim, NOT_ENOUGH, **kwargs,
-                        needs="finished duels in which at least three players have both set "
-                              "and solved environments")
-    if p >= DECISIVE_PROBABILITY:
-        return _finding("solver_not_setter", claim, SUPPORTED, **kwargs)
-    if p <= 1 - DECISIVE_PROBABILITY:
-        return _finding("solver_not_setter", claim, CONTRADICTED, **kwargs)
-    return _finding("solver_not_setter", claim, NOT_ENOUGH, **kwargs,
-                    needs="more duels among the leading players, until the top solver and the "
-                          "top setter agree or differ in at least 95% of resamples")
+        finding = _finding("solver_not_setter", claim, NOT_ENOUGH, **kwargs,
+                           needs="finished duels in which at least three players have both set "
+                                 "and solved environments")
+    elif p >= DECISIVE_PROBABILITY:
+        finding = _finding("solver_not_setter", claim, SUPPORTED, **kwargs)
+    elif p <= 1 - DECISIVE_PROBABILITY:
+        finding = _finding("solver_not_setter", claim, CONTRADICTED, **kwargs)
+    else:
+        finding = _finding("solver_not_setter", claim, NOT_ENOUGH, **kwargs,
+                           needs="more duels among the leading players, until the top solver "
+                                 "and the top setter agree or differ in at least 95% of "
+                                 "resamples")
+    # The rank correlation of the two rankings, with its interval, beside the probability.
+    finding["correlation"] = {key: divergence.get(key)
+                              for key in ("kendall_tau", "low", "high")} if divergence else None
+    return finding
 
 
 def finding_small_models_set_harder(result: dict) -> dict:
@@ -91,7 +105,8 @@ def finding_small_models_set_harder(result: dict) -> dict:
     scale = result.get("scale") or {}
     n = scale.get("n") or result.get("summary", {}).get("players_with_size", 0)
     rho, low, high = scale.get("setter_spearman"), scale.get("low"), scale.get("high")
-    kwargs = {"key": "scale_rho", "label": "Spearman ρ of model size with setter strength",
+    strength = "Author rating" if result.get("irt") else "setter strength"
+    kwargs = {"key": "scale_rho", "label": f"Spearman ρ of model size with {strength}",
               "value": rho, "n": n, "n_of": "players with a known size who set environments",
               "interval": _interval(low, high, scale.get("method"))}
     if rho is None or n < MIN_PLAYERS:

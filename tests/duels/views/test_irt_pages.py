@@ -51,9 +51,12 @@ def test_environment_card_shows_estimates_with_intervals_or_says_why_not(make, o
     _, duels = league(make)
     unplayed = make.environment(title="Never played")
     analytics_refresh(resamples=50)
-    page = owner_client.get(f"/environments/{duels[0].env_a.uuid}/")
-    assert b"Difficulty b" in page.content and b"Hint effect \xce\xb3" in page.content
-    assert b"95% [" in page.content
+    page = owner_client.get(f"/environments/{duels[0].env_a.uuid}/").content.decode()
+    assert 'href="/glossary/#difficulty"' in page and 'href="/glossary/#hint_effect"' in page
+    card = page[page.index('id="environment-difficulty"'):]
+    assert "95% [" in card[:card.index("</div>")]
+    effect = page[page.index('id="environment-hint-effect"'):]
+    assert "95% [+" in effect[:effect.index("</div>")]  # the hint is needed and works
     empty = owner_client.get(f"/environments/{unplayed.uuid}/")
     assert b"Not estimated yet" in empty.content
 
