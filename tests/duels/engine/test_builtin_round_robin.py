@@ -15,11 +15,14 @@ from fractions import Fraction
 
 import pytest
 
+from duels.analytics.compute import analytics_compute
+from duels.analytics.findings import VERDICTS
 from duels.engine.scheduler import tournament_drive
 from duels.engine.tournaments import tournament_create
 from duels.management.commands.demo_tournament import DEMO_ATTEMPTS, DEMO_PLAYERS, DEMO_ROUNDS
 from duels.models import Condition, Episode, Player, Status
 from duels.scoring import duel_outcome
+from duels.selectors.analytics import analytics_input
 from duels.services.players import player_seed_builtin
 
 # An autouse fixture: skip without a sandbox backend, else use the quickest real one.
@@ -86,3 +89,9 @@ def test_a_builtin_round_robin_has_hint_gains_and_decisive_duels():
     assert sum(mean > 0 for mean in means.values()) >= 2, means
     # Hints are not one player's privilege: several solvers learn from them.
     assert sum(gain > 0 for gain in learners.values()) >= 3, learners
+
+    # The analytics of the demo round robin: five findings, each with a verdict, and every
+    # finished duel rated (none lost to a forfeit read from an environment's status).
+    result = analytics_compute(analytics_input(), resamples=200)
+    assert [finding["verdict"] in VERDICTS for finding in result["findings"]] == [True] * 5
+    assert sum(row["duels"] for row in result["ratings"]) == 2 * tournament.duels_total
