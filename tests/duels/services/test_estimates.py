@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -61,3 +62,15 @@ def test_no_episodes_means_irt_is_null_and_nothing_is_stored(capsys):
     call_command("analytics", "--json", "--refresh")
     assert json.loads(capsys.readouterr().out)["irt"] is None
     assert not EnvironmentEstimate.objects.exists()
+
+
+
+def test_analytics_text_lists_solve_and_author_ratings(make):
+    league(make)
+    out = io.StringIO()
+    call_command("analytics", "--refresh", stdout=out)
+    text = out.getvalue()
+    solve = text[text.index("Solve rating (theta)"):text.index("Author rating per setter")]
+    assert all(name in solve for name in ("p0", "p1", "p2"))
+    assert "joint model fit: held-out accuracy" in text and "on 48 episodes" in text
+    assert "None" not in text
