@@ -1,0 +1,47 @@
+"""The glossary is the one list of metric definitions; README "Reading the results" carries it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from duels.glossary import GLOSSARY, GLOSSARY_BY_KEY, glossary_term
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _section(title: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", text, re.S | re.M)
+    assert match, f"README has no section {title!r}"
+    return " ".join(match.group(1).split())
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_every_glossary_entry_is_defined_in_the_readme_section():
+    section = _section("Reading the results")
+    missing = [term.key for term in GLOSSARY
+               if f"**{term.label}** (`{term.key}`)" not in section
+               or _plain(term.meaning) not in section
+               or _plain(term.formula) not in section]
+    assert missing == [], f"README 'Reading the results' lacks or differs for: {missing}"
+
+
+def test_entries_are_unique_complete_and_anchorable():
+    assert len(GLOSSARY_BY_KEY) == len(GLOSSARY)
+    for term in GLOSSARY:
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", term.key), term.key
+        assert term.label and term.formula
+        assert term.meaning.endswith("."), term.key
+    assert glossary_term(key="setter_score").formula.startswith("s = p_h · (1 − p_u)")
+
+
+def test_the_issue_metrics_and_verdicts_are_all_defined():
+    for key in ("p_unhinted", "p_hinted", "hint_gain", "setter_score", "flips", "outcome",
+                "rating", "interval", "zeta", "transitive_share", "kendall_tau",
+                "convergence_p", "transfer_rho", "scale_rho", "supported", "contradicted",
+                "not_enough_data"):
+        assert key in GLOSSARY_BY_KEY, key
