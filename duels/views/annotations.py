@@ -151,18 +151,19 @@ def environment_annotations(request: HttpRequest, environment_uuid: UUID) -> Htt
     return _render_panel(request, target)
 
 
-def _step_index(request: HttpRequest) -> int | None:
+def _step_index(request: HttpRequest, *, episode: Episode) -> int | None:
+    """`?step=N`: a step the episode has (0 is the reset), or BadRequest saying which it has."""
     raw = request.GET.get("step", request.POST.get("step", ""))
     if raw == "":
         return None
-    return param_int(raw, name="step")
+    return param_int(raw, name="step", maximum=episode.steps)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def episode_annotations(request: HttpRequest, episode_uuid: UUID) -> HttpResponse:
     episode = get_object_or_404(Episode.objects.select_related("environment"), uuid=episode_uuid)
-    target = _Target(episode=episode, step_index=_step_index(request))
+    target = _Target(episode=episode, step_index=_step_index(request, episode=episode))
     if request.method == "POST":
         return _write(request, target)
     return _render_panel(request, target)

@@ -58,6 +58,8 @@ class EnvironmentBrowserTest(BrowserTestCase):
         assert [row["n"] for row in rows] == [str(n) for n in range(1, 41)]
         for row in rows:
             assert abs(row["top"] - row["codeTop"]) < 1 and abs(row["h"] - row["codeH"]) < 1
+        heights = [row["h"] for row in rows]
+        assert max(heights) - min(heights) < 1  # no line number or code line wraps
         tops = [row["top"] for row in rows]
         assert tops == sorted(tops) and len(set(tops)) == 40  # never two lines on one row
         overflow = self.page.evaluate(

@@ -16,10 +16,9 @@ def test_a_huge_line_range_is_clamped_to_the_source(owner_client, make):
     lines = environment.source.count("\n") + 1
     response = owner_client.get(f"/environments/{environment.uuid}/?lines=1-3000000")
     assert response.status_code == 200
-    assert f"Lines 1–{lines} marked." in response.text
-    assert response.text.count('class="hll"') <= lines  # not 3,000,000 marked lines
+    assert f"Lines 1–{lines} marked" in response.text  # not 1–3000000
     far = owner_client.get(f"/environments/{environment.uuid}/?lines={'9' * 5000}")
-    assert far.status_code == 200 and f"Lines {lines}–{lines} marked." in far.text
+    assert far.status_code == 200 and f"Lines {lines}–{lines} marked" in far.text
 
 
 @pytest.mark.parametrize("value", ["abc", "3-", "1-x", "²"])
@@ -50,6 +49,8 @@ def test_a_step_index_of_ten_to_the_21_is_a_400(owner_client, make):
     response = owner_client.get(f"/episodes/{episode.uuid}/annotations/?step={10**21}")
     assert response.status_code == 400
     assert "step must be between 0 and" in response.text
+    missing = owner_client.post(f"/episodes/{episode.uuid}/annotations/?step=5", {"text": "x"})
+    assert missing.status_code == 400 and "step must be between 0 and 2" in missing.text
     replay = owner_client.get(f"/episodes/{episode.uuid}/?from={10**21}")
     assert replay.status_code == 400 and "from must be between" in replay.text
     past_the_end = owner_client.get(f"/episodes/{episode.uuid}/?from=999999")
