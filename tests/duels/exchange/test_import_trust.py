@@ -9,6 +9,7 @@ import uuid
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.test import Client
 
 from duels.exchange.export import exchange_export
 from duels.exchange.importer import ExchangeImportError, exchange_import
@@ -55,6 +56,10 @@ def test_imported_player_gets_no_key_variable_and_never_sends_a_secret(
         import_lines(player_record(base_url=f"{server.url}/v1", api_key_env="DJANGO_SECRET_KEY"))
         player = Player.objects.get(name="foreign")
         assert (player.api_key_env, player.imported) == ("", True)
+        client = Client()
+        client.force_login(get_user_model().objects.create_user("reader", password="r-pass-123"))
+        shown = client.get(f"/api/v1/players/{player.uuid}/").json()
+        assert (shown["api_key_env"], shown["imported"]) == ("", True)
         result = player_check_run(player=player)
         assert not result.ok
         assert "imported" in result.error and "admin" in result.error
