@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from duels.analytics.intervals import newcombe_difference, wilson_interval
 from duels.models import Duel, Status
+from duels.scoring import episode_passed
 
 
 def _passed(episode) -> bool:
-    return episode is not None and episode.status == Status.FINISHED and bool(episode.success)
+    """Passed by the scoring rule's own definition (finished, with success)."""
+    return episode is not None and episode_passed(status=episode.status, success=episode.success)
 
 
 def _ended(episode) -> bool:
