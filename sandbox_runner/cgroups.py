@@ -10,6 +10,7 @@ what is left and deletes it; cgroups of dead processes are swept on first use.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
@@ -125,6 +126,19 @@ def read_text(path: Path) -> str:
 def write_value(path: Path, value: str) -> None:
     with open(path, "w") as handle:
         handle.write(value)
+
+
+_live: set[SandboxCgroup] = set()  # made by this process and not removed yet
+_live_lock = threading.Lock()
+
+
+@atexit.register
+def cgroups_remove_at_exit() -> None:
+    """Remove the cgroups of sandboxes nobody closed (their processes die with us anyway)."""
+    with _live_lock:
+        leftover = list(_live)
+    for cgroup in leftover:
+        cgroup.remove()
 
 
 _probe_lock = threading.Lock()
@@ -260,6 +274,8 @@ class SandboxCgroup:
         self.directories = [parent / name for parent in layout.parents]
         self.alarm_fd: int | None = None
         self.removed = False
+        with _live_lock:
+            _live.add(self)
         try:
             for directory in self.directories:
                 directory.mkdir()
@@ -306,6 +322,8 @@ class SandboxCgroup:
         if self.removed:
             return
         self.removed = True
+        with _live_lock:
+            _live.discard(self)
         if self.alarm_fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self.alarm_fd)
