@@ -9,7 +9,7 @@ PORT ?= 8000
 # a person can watch. Set ENVDUELS_BUILTIN_LATENCY_MS=0 to run at full speed.
 ENVDUELS_BUILTIN_LATENCY_MS ?= 400
 
-.PHONY: run test install lint check-migrations bench clean
+.PHONY: run test install lint check-migrations bench clean screenshots
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/python manage.py makemigrations --check --dry-run
+
+# README pictures from demo data (Playwright + Chromium at /usr/bin/chromium); commit the PNGs.
+screenshots: install
+	$(BIN)/python scripts/screenshots.py
 
 bench: install
 	$(BIN)/python benchmarks/sandbox_bench.py

@@ -65,3 +65,14 @@ def test_a_contract_error_names_the_docs_and_the_backend_is_reported(tmp_path):
     message = transcript["error"]["message"]
     assert "max_steps must be an int from 1 to 200, got None" in message
     assert "see docs/environments.md" in message
+
+
+def test_sandbox_run_text_shows_unknown_max_steps_as_a_dash(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text("raise RuntimeError('broken on purpose')\n")
+    backend = first_working_backend()
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command("sandbox_run", str(path), "--backend", backend, stdout=out,
+                     stderr=StringIO())
+    assert out.getvalue().splitlines()[0] == f"backend {backend}, seed 0, max_steps —"

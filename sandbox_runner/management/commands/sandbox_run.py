@@ -48,8 +48,10 @@ class Command(BaseCommand):
                                returncode=2)
 
     def write_text(self, transcript: dict) -> None:
-        self.stdout.write(f"backend {transcript['backend']}, seed {transcript['seed']}, "
-                          f"max_steps {transcript['max_steps']}")
+        # Unknown figures (no backend could start, the module did not load) print as "—".
+        backend, max_steps = transcript["backend"], transcript["max_steps"]
+        self.stdout.write(f"backend {backend or '—'}, seed {transcript['seed']}, "
+                          f"max_steps {'—' if max_steps is None else max_steps}")
         for status in transcript["backend_status"]:
             if status["name"] == transcript["backend"] and not status["limits_whole_sandbox"]:
                 self.stderr.write(f"note: {status['reason']}")
