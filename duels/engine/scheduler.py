@@ -15,7 +15,7 @@ import logging
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from django.db import close_old_connections, connections, transaction
+from django.db import DatabaseError, close_old_connections, connection, connections, transaction
 from django.db.models import Min, Q, QuerySet
 from django.utils import timezone
 
@@ -41,6 +41,7 @@ from sandbox_runner import SandboxUnavailable, available_backends
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.2
+DATABASE_RETRY_SECONDS = 2.0
 
 
 class _Scope:
@@ -211,21 +212,33 @@ def work_drive(
     scope = _Scope(tournament=tournament, duel=duel)
     driver = _Driver(scope=scope, owner=owner or worker_identity(), limit=max(1, concurrency),
                      stop=stop)
+    waiter = stop or threading.Event()
     try:
         while True:
-            stopping = (stop is not None and stop.is_set()) or scope.cancelled()
-            if not stopping:
-                driver.fill()
-            if driver.active:
-                driver.collect()
+            try:
+                stopping = (stop is not None and stop.is_set()) or scope.cancelled()
+                if not stopping:
+                    driver.fill()
+                if driver.active:
+                    driver.collect()
+                    tournament_progress_refresh(tournament=tournament)
+                    continue
+                _finalize_finished_duels(scope)
                 tournament_progress_refresh(tournament=tournament)
+                if stopping or scope.done():
+                    break
+            except DatabaseError:
+                # The database is restarting or unreachable: an infrastructure fault. Claimed
+                # work hands itself back; this driver waits for the database and goes on.
+                logger.warning("database unavailable; the driver retries in %s s",
+                               DATABASE_RETRY_SECONDS, exc_info=True)
+                connection.close()
+                if stop is not None and stop.is_set() and not driver.active:
+                    break
+                waiter.wait(DATABASE_RETRY_SECONDS)
                 continue
-            _finalize_finished_duels(scope)
-            tournament_progress_refresh(tournament=tournament)
-            if stopping or scope.done():
-                break
             # Others hold the remaining work; wait for it to end or for a lease to expire.
-            (stop or threading.Event()).wait(POLL_SECONDS * 5)
+            waiter.wait(POLL_SECONDS * 5)
     finally:
         driver.pool.shutdown(wait=True)
     if tournament is not None:

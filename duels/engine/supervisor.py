@@ -68,6 +68,14 @@ class Child:
     started_at: float = 0.0
     started_wall: datetime = field(default_factory=timezone.now)
 
+    def renamed(self, suffix: str) -> None:
+        """Give a restarted worker a fresh id: task rows the old one left RUNNING stay with the
+        old id, which stops beating and is reaped even if the database was down when it died."""
+        base = self.worker_id.split("@", 1)
+        new_id = f"{base[0].split('.', 1)[0]}.{suffix}@{base[1] if len(base) > 1 else ''}"[:64]
+        self.argv[self.argv.index("--worker-id") + 1] = new_id
+        self.worker_id = new_id
+
     def start(self) -> None:
         self.process = subprocess.Popen(self.argv, start_new_session=True,
                                         preexec_fn=_die_with_parent)
@@ -138,12 +146,16 @@ class Supervisor:
         """Renew the children's heartbeats and reap work of dead workers; a database that is
         down for a moment only delays this."""
         from duels.engine.worker_registry import worker_heartbeat_renew, worker_reap_dead
+        from duels.engine.workers import work_resume_stale
 
         self._last_beat = time.monotonic()
         try:
             close_old_connections()
             worker_heartbeat_renew(workers=[child for child in self._workers() if child.alive()])
             worker_reap_dead()
+            # Hand on work nobody holds (say, drivers that failed while the database was
+            # restarting) without waiting for a sweep task that may have failed too.
+            work_resume_stale()
         except DatabaseError as error:
             logger.warning("worker heartbeat skipped, database unavailable: %s", error)
             connection.close()
@@ -162,6 +174,8 @@ class Supervisor:
             if self.stopping.is_set():
                 return
         child.restarts += 1
+        if child.worker_id:
+            child.renamed(str(child.restarts))
         self.write(f"{child.name} exited with status {code}; restarting it.")
         child.start()
 

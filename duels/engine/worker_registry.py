@@ -90,17 +90,12 @@ def worker_reap(*, worker_ids: list[str], reason: str) -> int:
 
 
 def worker_reap_dead() -> int:
-    """Reap the task rows of every worker whose heartbeat stopped; resume their work now."""
-    from duels.engine.workers import work_resume_stale
-
+    """Reap the task rows of every worker whose heartbeat stopped."""
     cutoff = timezone.now() - worker_dead_after()
     stale = list(WorkerHeartbeat.objects.filter(last_seen_at__lt=cutoff)
                  .values_list("worker_id", "last_seen_at"))
     if not stale:
         return 0
     last_seen = max(seen for _, seen in stale)
-    reaped = worker_reap(worker_ids=[worker_id for worker_id, _ in stale],
-                         reason=f"stopped sending heartbeats (last {last_seen:%Y-%m-%d %H:%M:%S} "
-                                "UTC)")
-    work_resume_stale()
-    return reaped
+    reason = f"stopped sending heartbeats (last {last_seen:%Y-%m-%d %H:%M:%S} UTC)"
+    return worker_reap(worker_ids=[worker_id for worker_id, _ in stale], reason=reason)

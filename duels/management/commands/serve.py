@@ -8,9 +8,7 @@ the kernel if this supervisor itself is killed, so nothing is left behind.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -34,20 +32,17 @@ class Command(BaseCommand):
     def handle(self, *args, host: str, port: int, workers: int, **options) -> None:
         if workers < 1:
             raise CommandError("--workers must be at least 1")
-        manage = str(Path(settings.BASE_DIR) / "manage.py")
-        # The same workers as `manage.py worker`, plus Daphne for pages and websockets.
-        children = worker_children(concurrency=workers, prefix=f"serve-{os.getpid()}")
-        children.append(
-            Child(
-                name="daphne",
-                argv=[
-                    sys.executable, "-m", "daphne", "-b", host, "-p", str(port),
-                    "--proxy-headers", "envduels_site.asgi:application",
-                ],
-            )
+        # Daphne for pages and websockets first (it answers sooner on a busy machine), then the
+        # same workers as `manage.py worker`.
+        daphne = Child(
+            name="daphne",
+            argv=[
+                sys.executable, "-m", "daphne", "-b", host, "-p", str(port),
+                "--proxy-headers", "envduels_site.asgi:application",
+            ],
         )
-        # Work a killed worker left behind is queued again before new workers start.
-        subprocess.run([sys.executable, manage, "resume_stale"], check=False)
+        children = [daphne, *worker_children(concurrency=workers, prefix=f"serve-{os.getpid()}")]
+        # The supervisor's first beat queues again any work a killed worker left behind.
         supervisor = Supervisor(children=children, write=self.stdout.write)
         supervisor.on_started = lambda: self._announce(host, port, workers)
         supervisor.run()

@@ -7,11 +7,7 @@ database (and Redis, for live streaming) may run one. Ctrl-C or SIGTERM stops it
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from duels.engine.supervisor import Supervisor, worker_children
@@ -30,9 +26,7 @@ class Command(BaseCommand):
     def handle(self, *args, concurrency: int, **options) -> None:
         if concurrency < 1:
             raise CommandError("--concurrency must be at least 1")
-        manage = str(Path(settings.BASE_DIR) / "manage.py")
-        # Work a killed worker left behind is queued again before the workers start.
-        subprocess.run([sys.executable, manage, "resume_stale"], check=False)
+        # The supervisor's first beat queues again any work a killed worker left behind.
         children = worker_children(concurrency=concurrency, prefix=f"worker-{os.getpid()}")
         self.stdout.write(self.style.SUCCESS(
             f"{concurrency} engine worker(s) and 1 service worker running, serving queues "

@@ -1,5 +1,6 @@
-"""Crash test with real processes: two `manage.py worker`s on PostgreSQL, one SIGKILLed
-mid-episode with all its processes (as when its machine dies)."""
+"""Crash tests with real processes: two `manage.py worker`s on PostgreSQL, one SIGKILLed
+mid-episode with all its processes (as when its machine dies); a PostgreSQL restart under a
+running tournament."""
 
 from __future__ import annotations
 
@@ -17,6 +18,12 @@ from duels.engine.worker_registry import REAPED_EXCEPTION
 from sandbox_runner import available_backends
 from tests.helpers.parts import need
 from tests.helpers.postgres import fresh_postgres_database
+from tests.helpers.private_services import private_postgres
+from tests.helpers.tournament_checks import (
+    assert_nothing_lost_or_duplicated,
+    tournament_status,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -40,6 +47,32 @@ def _worker(env: dict, log: Path) -> subprocess.Popen:
     )
 
 
+def _stop(worker: subprocess.Popen) -> None:
+    """Stop a worker cleanly (SIGTERM), or kill it with its processes if it does not stop."""
+    if worker.poll() is not None:
+        return
+    worker.send_signal(signal.SIGTERM)
+    try:
+        worker.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        _kill_machine(worker)
+
+
+def _prepare(url: str, tmp_path: Path, backends: list[str]) -> tuple[dict, str]:
+    """Migrate the database, seed the built-in players and create a 3-duel tournament."""
+    env = {**os.environ, "DATABASE_URL": url, "ENVDUELS_BUILTIN_LATENCY_MS": "150",
+           "ENVDUELS_LEASE_SECONDS": "3", "ENVDUELS_VAR_DIR": str(tmp_path),
+           "ENVDUELS_WORKER_HEARTBEAT_SECONDS": "1", "ENVDUELS_INFRA_BACKOFF_SECONDS": "1",
+           # bwrap sandboxes die with their worker; a killed worker leaves nothing behind.
+           "ENVDUELS_SANDBOX": "bwrap" if "bwrap" in backends else backends[0]}
+    env.pop("REDIS_URL", None)
+    _manage(env, "migrate", "--noinput")
+    _manage(env, "seed_builtin")
+    created = json.loads(_manage(env, "tournament", "--players", PLAYERS, "--attempts",
+                                 str(ATTEMPTS), "--concurrency", "4", "--json"))
+    return env, created["tournament"]
+
+
 def _children(pid: int) -> list[int]:
     found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
     return [int(line) for line in found.stdout.split()]
@@ -55,33 +88,13 @@ def _kill_machine(supervisor: subprocess.Popen) -> None:
     supervisor.wait()
 
 
-def _wait_for(condition, *, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
     backends = available_backends()
     need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
     import psycopg
 
     with fresh_postgres_database() as url:
-        env = {**os.environ, "DATABASE_URL": url, "ENVDUELS_BUILTIN_LATENCY_MS": "150",
-               "ENVDUELS_LEASE_SECONDS": "3", "ENVDUELS_VAR_DIR": str(tmp_path),
-               "ENVDUELS_WORKER_HEARTBEAT_SECONDS": "1",
-               # bwrap sandboxes die with their worker; a killed worker leaves nothing behind.
-               "ENVDUELS_SANDBOX": "bwrap" if "bwrap" in backends else backends[0]}
-        env.pop("REDIS_URL", None)
-        _manage(env, "migrate", "--noinput")
-        _manage(env, "seed_builtin")
-        created = json.loads(_manage(env, "tournament", "--players", PLAYERS, "--attempts",
-                                     str(ATTEMPTS), "--concurrency", "4", "--json"))
-        tournament = created["tournament"]
+        env, tournament = _prepare(url, tmp_path, backends)
         log = tmp_path / "workers.log"
         # The victim starts first, so it surely holds work when it is killed.
         victim = _worker(env, log)
@@ -97,7 +110,7 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
                         "AND e.lease_owner LIKE ANY(%s) AND e.steps >= 1", (owners,),
                     ).fetchone() if owners else None
 
-                _wait_for(victim_mid_episode, timeout=90, what="the victim mid-episode")
+                wait_for(victim_mid_episode, timeout=90, what="the victim mid-episode")
                 workers.append(_worker(env, log))
                 time.sleep(1.5)
 
@@ -112,7 +125,7 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
                             os.kill(pid, signal.SIGCONT)
                     return held
 
-                held = _wait_for(freeze_mid_episode, timeout=30, what="the victim mid-episode")
+                held = wait_for(freeze_mid_episode, timeout=30, what="the victim mid-episode")
                 steps_before = db.execute(
                     "SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
                     (held[0],)).fetchall()
@@ -122,34 +135,10 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
                 assert len(victim_ids) == 2, victim_ids  # one engine worker, one service worker
                 _kill_machine(victim)
 
-                def tournament_done():
-                    row = db.execute("SELECT status FROM duels_tournament WHERE uuid = %s",
-                                     (tournament,)).fetchone()
-                    return row[0] if row[0] in {"finished", "failed", "cancelled"} else None
-
-                status = _wait_for(tournament_done, timeout=180, what="the tournament to end")
+                status = wait_for(lambda: tournament_status(db, tournament), timeout=180,
+                                  what="the tournament to end")
                 assert status == "finished", log.read_text()[-4000:]
-
-                valid_sides = db.execute(
-                    "SELECT count(*) FROM duels_duel d JOIN duels_tournament t "
-                    "ON d.tournament_id = t.id, LATERAL (VALUES (d.env_a_id, d.forfeit_a), "
-                    "(d.env_b_id, d.forfeit_b)) AS side(env, forfeit) "
-                    "WHERE t.uuid = %s AND side.forfeit = ''", (tournament,)).fetchone()[0]
-                assert valid_sides >= 1
-                statuses = dict(db.execute(
-                    "SELECT status, count(*) FROM duels_episode GROUP BY status").fetchall())
-                assert statuses == {"finished": valid_sides * 2 * ATTEMPTS}, statuses
-                duplicates = db.execute(
-                    "SELECT count(*) FROM (SELECT duel_id, environment_id, condition, seed "
-                    "FROM duels_episode GROUP BY 1, 2, 3, 4 HAVING count(*) > 1) d").fetchone()[0]
-                assert duplicates == 0
-                gaps = db.execute(
-                    "SELECT e.id, e.steps, count(s.id), min(s.index), max(s.index) "
-                    "FROM duels_episode e LEFT JOIN duels_step s ON s.episode_id = e.id "
-                    "GROUP BY e.id, e.steps "
-                    "HAVING count(s.id) <> e.steps + 1 OR min(s.index) <> 0 "
-                    "OR max(s.index) <> e.steps").fetchall()
-                assert gaps == []
+                assert_nothing_lost_or_duplicated(db, tournament, attempts=ATTEMPTS)
                 # The killed episode was resumed, and its stored steps were kept as they were.
                 resumed = db.execute("SELECT resumes FROM duels_episode WHERE id = %s",
                                      (held[0],)).fetchone()[0]
@@ -164,7 +153,7 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
                     return db.execute("SELECT count(*) FROM django_tasks_database_dbtaskresult "
                                       "WHERE status = 'RUNNING' AND worker_ids ?| %s",
                                       (victim_ids,)).fetchone()[0] == 0
-                _wait_for(reaped, timeout=30, what="the dead worker's task rows to be reaped")
+                wait_for(reaped, timeout=30, what="the dead worker's task rows to be reaped")
                 heartbeats = [row[0] for row in db.execute(
                     "SELECT worker_id FROM duels_workerheartbeat").fetchall()]
                 assert not set(victim_ids) & set(heartbeats) and len(heartbeats) == 2
@@ -173,14 +162,39 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
                     "WHERE status = 'FAILED' AND exception_class_path <> %s", (REAPED_EXCEPTION,)
                 ).fetchone()[0]
                 assert failed_rows == 0
-                duels_done = db.execute("SELECT duels_done, duels_total FROM duels_tournament "
-                                        "WHERE uuid = %s", (tournament,)).fetchone()
-                assert duels_done[0] == duels_done[1] == 3
+                assert db.execute("SELECT duels_total FROM duels_tournament WHERE uuid = %s",
+                                  (tournament,)).fetchone()[0] == 3
         finally:
             for worker in workers:
-                if worker.poll() is None:
-                    worker.send_signal(signal.SIGTERM)
-                    try:
-                        worker.wait(timeout=30)
-                    except subprocess.TimeoutExpired:
-                        _kill_machine(worker)
+                _stop(worker)
+
+
+def test_a_postgres_restart_mid_tournament_loses_nothing(tmp_path):
+    backends = available_backends()
+    need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
+    import psycopg
+
+    with private_postgres() as server:
+        env, tournament = _prepare(server.url, tmp_path, backends)
+        log = tmp_path / "workers.log"
+        worker = _worker(env, log)
+        try:
+            def mid_episode():
+                with psycopg.connect(server.url, autocommit=True) as db:
+                    return db.execute("SELECT count(*) FROM duels_episode WHERE status = "
+                                      "'running' AND steps >= 1").fetchone()[0]
+
+            wait_for(mid_episode, timeout=120, what="episodes in progress")
+            # Every connection is cut and the database is away for a few seconds.
+            server.restart(down_seconds=3)
+
+            with psycopg.connect(server.url, autocommit=True) as db:
+                status = wait_for(lambda: tournament_status(db, tournament), timeout=240,
+                                  what="the tournament to end after the restart")
+                assert status == "finished", log.read_text()[-4000:]
+                assert_nothing_lost_or_duplicated(db, tournament, attempts=ATTEMPTS)
+                failed = db.execute("SELECT count(*) FROM duels_duel WHERE status <> 'finished'"
+                                    ).fetchone()[0]
+                assert failed == 0
+        finally:
+            _stop(worker)
