@@ -54,6 +54,9 @@ class Field:
     ref: str = ""
     choices: tuple[str, ...] = ()
     minimum: float | None = None
+    # An optional field older files may lack: absent, it reads as `default`.
+    optional: bool = False
+    default: Any = None
 
 
 def _f(name: str, type_: str, path: str = "", **options: Any) -> Field:
@@ -77,6 +80,9 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("params", "object"),
         _f("price_in", "number", **_NONNEG),
         _f("price_out", "number", **_NONNEG),
+        # Optional: cached-input prices (null = the provider's documented share of price_in).
+        _f("price_cached_in", "number", nullable=True, optional=True, **_NONNEG),
+        _f("price_cache_write", "number", nullable=True, optional=True, **_NONNEG),
         _f("builtin", "bool"),
         # Optional (older files lack it): model size in billions of parameters.
         _f("parameters_b", "number", nullable=True, minimum=0),
@@ -133,6 +139,8 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("input_tokens", "int", **_NONNEG),
         _f("output_tokens", "int", **_NONNEG),
         _f("cost", "number", **_NONNEG),
+        _f("cache_read_tokens", "int", optional=True, default=0, **_NONNEG),
+        _f("cache_write_tokens", "int", optional=True, default=0, **_NONNEG),
         _f("started_at", "time", nullable=True),
         _f("finished_at", "time", nullable=True),
         _f("error", "str"),
@@ -150,6 +158,10 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("input_tokens", "int", **_NONNEG),
         _f("output_tokens", "int", **_NONNEG),
         _f("format_error", "str"),
+        # Optional (older files lack them): the model's reasoning and its prompt-cache use.
+        _f("thinking", "str", optional=True, default=""),
+        _f("cache_read_tokens", "int", optional=True, default=0, **_NONNEG),
+        _f("cache_write_tokens", "int", optional=True, default=0, **_NONNEG),
     ),
     "annotation": (
         _f("target_kind", "str", choices=tuple(TargetKind.values)),

@@ -205,13 +205,15 @@ class _Writer:
                 solver_id=self.pk("player", record["solver"]),
                 started_at=_time(record["started_at"]), finished_at=_time(record["finished_at"]),
                 **_plain(record, "seed", "status", "success", "steps", "input_tokens",
-                         "output_tokens", "cost", "error"),
+                         "output_tokens", "cost", "error", "cache_read_tokens",
+                         "cache_write_tokens"),
             )
         if kind == "step":
             return Step(
                 uuid=uuid, episode_id=self.pk("episode", record["episode"]),
                 **_plain(record, "index", "observation", "reply", "action", "reward", "done",
-                         "success", "latency_ms", "input_tokens", "output_tokens", "format_error"),
+                         "success", "latency_ms", "input_tokens", "output_tokens", "format_error",
+                         "thinking", "cache_read_tokens", "cache_write_tokens"),
             )
         if kind == "annotation":
             on_environment = record["target_kind"] == TargetKind.ENVIRONMENT

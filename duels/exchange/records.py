@@ -163,6 +163,9 @@ def exchange_canonical(obj: dict[str, Any], line: int) -> dict[str, Any]:
         )
     record: dict[str, Any] = {"kind": kind, "uuid": _canonical_uuid(obj.get("uuid"), "uuid", line)}
     for spec in SCHEMA[kind]:
+        if spec.name not in obj and spec.optional:
+            record[spec.name] = spec.default
+            continue
         if spec.name not in obj and not spec.nullable:
             raise ExchangeImportError(f"{kind} record lacks field {spec.name!r}", line=line)
         record[spec.name] = _canonical_value(kind, spec, obj.get(spec.name), line)

@@ -35,13 +35,15 @@ class ExportRequest:
     environments: EnvironmentExportFilters = EnvironmentExportFilters()
     success: bool | None = None
     condition: str | None = None
+    thinking: bool = False  # chat: keep each reply's reasoning as `reasoning_content`
 
 
 def export_lines(*, request: ExportRequest) -> Iterator[str]:
     """The lines (each ending in a newline) of the requested export."""
     if request.format == "chat":
         episodes = training_episodes(success=request.success, condition=request.condition)
-        return (exchange_dump_line(r) + "\n" for r in training_chat_records(episodes=episodes))
+        records = training_chat_records(episodes=episodes, thinking=request.thinking)
+        return (exchange_dump_line(r) + "\n" for r in records)
     if request.format == "environments":
         environments = (
             Environment.objects.all()

@@ -82,12 +82,14 @@ def export_training_environments(request: HttpRequest) -> StreamingHttpResponse:
 @require_GET
 @login_required
 def export_training_chat(request: HttpRequest) -> StreamingHttpResponse:
-    """Training data (b): solver episodes as chats; ?success=yes|no&condition=hinted|unhinted."""
+    """Training data (b): solver episodes as chats; ?success=yes|no&condition=hinted|unhinted
+    &thinking=yes (keep each reply's reasoning)."""
     success = {"yes": True, "no": False}.get(request.GET.get("success", ""))
     condition = request.GET.get("condition", "")
     export = ExportRequest(
         format="chat", success=success,
         condition=condition if condition in Condition.values else None,
+        thinking=request.GET.get("thinking") == "yes",
     )
     return _download(export_lines(request=export), "chat")
 

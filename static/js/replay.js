@@ -7,7 +7,8 @@
 //
 // Extension hook: every websocket message this file does not handle is dispatched as
 // `document.dispatchEvent(new CustomEvent("envduels:message", {detail: message}))`, and
-// `<div id="live-reply">` under the current step is free for other scripts to fill.
+// `<div id="live-reply">` under the current step is free for other scripts to fill; after each
+// batch of steps `envduels:steps` carries `{maxIndex}`, and `envduels:ended` the final status.
 
 const DONE = new Set(["finished", "failed", "cancelled"]);
 const MAX_BACKOFF_MS = 10000;
@@ -136,6 +137,7 @@ export class Replay {
   }
 
   afterSteps() {
+    document.dispatchEvent(new CustomEvent("envduels:steps", { detail: { maxIndex: this.maxIndex } }));
     this.scrub.max = String(Math.max(this.maxIndex, 0));
     this.sizeList(); // before show(): keeping a row in view needs the list's full height
     this.renderCounters();
@@ -158,6 +160,7 @@ export class Replay {
   }
 
   finish(message) {
+    document.dispatchEvent(new CustomEvent("envduels:ended", { detail: message }));
     this.ended = true;
     this.status = message.status;
     this.follow.checked = false;
@@ -494,6 +497,11 @@ export function renderStep(data, notesUrl) {
     const action = el("div", "step-action");
     action.append(el("span", "label", "action"), document.createTextNode(" "), el("code", null, data.action));
     article.append(action);
+    if (data.thinking) {
+      const thinking = el("details", "step-thinking");
+      thinking.append(el("summary", null, "thinking"), el("pre", "wrap", data.thinking));
+      article.append(thinking);
+    }
     if (data.reply) {
       const details = el("details", "step-reply");
       details.append(el("summary", null, "full reply"), el("pre", "wrap", data.reply));

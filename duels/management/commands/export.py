@@ -4,7 +4,8 @@ envduels: the exchange format (docs/exchange-format.md); filters narrow to duels
 --tournament, --status, --outcome, --tag) or to environments (--environments with --author,
 --env-status, --family, --tag). environments: one JSON object per environment with hints and
 pass rates.
-chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition hinted|unhinted).
+chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition hinted|unhinted,
+--thinking to keep each reply's reasoning as `reasoning_content`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def export_request(options: dict[str, Any]) -> ExportRequest:
     return ExportRequest(
         format=options["format"], scope=scope, duels=duels, environments=environments,
         success={"yes": True, "no": False, None: None}[options["success"]],
-        condition=options["condition"],
+        condition=options["condition"], thinking=options["thinking"],
     )
 
 
@@ -62,6 +63,8 @@ class Command(BaseCommand):
         parser.add_argument("--family", default="")
         parser.add_argument("--success", choices=["yes", "no"], default=None)
         parser.add_argument("--condition", choices=Condition.values, default=None)
+        parser.add_argument("--thinking", action="store_true",
+                            help="chat: keep each reply's reasoning (reasoning_content).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         lines = export_lines(request=export_request(options))
