@@ -31,6 +31,7 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
 
 from duels.selectors.episodes import (
     STEP_FIELDS,
@@ -247,6 +248,10 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
     `lock` is sending.
     """
 
+    # No channel of its own: the viewer's hub holds the one group membership per process and
+    # survives the layer going away (a Redis restart), which a consumer's own channel would not.
+    channel_layer_alias = "episode-viewers-use-the-hub"
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
@@ -270,7 +275,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         self.partial_sender: asyncio.Task | None = None
         await self.accept()
         # Subscribe before the catch-up so no step falls between the two.
-        self.hub = await EpisodeHub.join(self.channel_layer, self.episode_uuid, self)
+        self.hub = await EpisodeHub.join(get_channel_layer(), self.episode_uuid, self)
         await self.catch_up()
 
     async def disconnect(self, code: int) -> None:
