@@ -89,6 +89,9 @@ class Episode(models.Model):
     cache_write_tokens = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0.0)
     sandbox_backend = models.CharField(max_length=20, blank=True)
+    # Sandbox timings (for /metrics): starting its sandbox, and all its sandbox calls together.
+    sandbox_start_ms = models.PositiveIntegerField(default=0)
+    sandbox_step_ms = models.PositiveIntegerField(default=0)
     prompt_version = models.CharField(max_length=20, blank=True)
     error = models.TextField(blank=True)
     # Crash recovery: the worker running the episode renews the lease; an expired lease
