@@ -20,6 +20,7 @@ per `prompt_cache_key`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -284,6 +285,10 @@ class LoopbackServer:
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
                 pass  # keep test output quiet
+
+            def handle(self) -> None:
+                with contextlib.suppress(ConnectionResetError):  # a client closed a kept-alive
+                    super().handle()
 
             def do_POST(self) -> None:  # noqa: N802 - stdlib name
                 length = int(self.headers.get("Content-Length") or 0)
