@@ -2,7 +2,7 @@
 
 from django.urls import include, path
 
-from duels.views import analytics, annotations, api, pages
+from duels.views import analytics, annotations, api, operations, pages
 
 app_name = "duels"
 
@@ -10,5 +10,6 @@ urlpatterns = [
     *pages.urlpatterns,
     *annotations.urlpatterns,
     *analytics.urlpatterns,
+    *operations.urlpatterns,
     path("api/v1/", include((api.urlpatterns, "api"))),
 ]

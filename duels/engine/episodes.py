@@ -93,6 +93,7 @@ def episode_record_step(
     thinking: str = "",
     cache_read_tokens: int = 0,
     cache_write_tokens: int = 0,
+    sandbox_ms: int = 0,
 ) -> Step:
     """Store one step and the episode's running totals in one transaction; renew the lease.
 
@@ -113,6 +114,7 @@ def episode_record_step(
             cache_read_tokens=F("cache_read_tokens") + cache_read_tokens,
             cache_write_tokens=F("cache_write_tokens") + cache_write_tokens,
             cost=F("cost") + cost,
+            sandbox_step_ms=F("sandbox_step_ms") + sandbox_ms,
             lease_expires_at=lease_deadline(),
         )
         if owned != 1:
@@ -203,8 +205,11 @@ def _play(
     client = player_client(solver)
     hint_text = episode.hint.text if episode.hint_id else None  # the solver's prompt only
     params = solver.params or {}
+    opening = time.monotonic()
     with open_sandbox(episode.environment.source, backend=settings.ENVDUELS_SANDBOX) as sandbox:
-        Episode.objects.filter(pk=episode.pk).update(sandbox_backend=sandbox.backend_name)
+        Episode.objects.filter(pk=episode.pk).update(
+            sandbox_backend=sandbox.backend_name,
+            sandbox_start_ms=int((time.monotonic() - opening) * 1000))
         max_steps = episode.environment.max_steps or sandbox.max_steps
         progress = _replay(episode=episode, sandbox=sandbox, owner=owner)
         while True:
@@ -242,7 +247,9 @@ def _play(
             )
             latency_ms = completion.latency_ms or int((time.monotonic() - started) * 1000)
             parsed = prompts.parse_solver_action(completion.text)
+            stepping = time.monotonic()
             result = sandbox.step(parsed.action)
+            sandbox_ms = int((time.monotonic() - stepping) * 1000)
             step = episode_record_step(
                 episode=episode, owner=owner, index=progress.index + 1,
                 observation=result.observation, reply=completion.text, action=parsed.action,
@@ -251,7 +258,7 @@ def _play(
                 output_tokens=completion.output_tokens, format_error=parsed.format_error,
                 cost=completion_cost(player=solver, completion=completion),
                 thinking=completion.thinking, cache_read_tokens=completion.cache_read_tokens,
-                cache_write_tokens=completion.cache_write_tokens,
+                cache_write_tokens=completion.cache_write_tokens, sandbox_ms=sandbox_ms,
             )
             doorbell_step_ready(episode=episode, step=step, **_doorbell_ids(episode))
             # The stored (bounded) reply, so a resumed episode sends the very same prompts.
