@@ -51,10 +51,23 @@ def duel_detail(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @login_required
 def duel_new(request: HttpRequest) -> HttpResponse:
-    """The ad-hoc duel form; on a valid POST the duel is created, enqueued and followed."""
+    """The ad-hoc duel form; on a valid POST the duel is created, enqueued and followed.
+
+    The "Estimate cost" button posts the same form with `estimate`: nothing is started, the form
+    comes back with the expected model calls and cost range of that duel.
+    """
     form = DuelTriggerForm(request.POST or None)
     status = 200
-    if request.method == "POST":
+    estimate = None
+    if request.method == "POST" and "estimate" in request.POST:
+        if form.is_valid():
+            from duels.selectors.costs import duel_projection
+
+            estimate = duel_projection(a=form.cleaned_data["a"], b=form.cleaned_data["b"],
+                                       attempts=form.cleaned_data["attempts"])
+        else:
+            status = 400
+    elif request.method == "POST":
         limited = duel_rate_limit_message(user=request.user)
         if limited:
             form.add_error(None, limited)
@@ -88,7 +101,7 @@ def duel_new(request: HttpRequest) -> HttpResponse:
     template = "duels/duels/new.html"
     if request.htmx:
         template += "#duel-form"
-    return render(request, template, {"form": form}, status=status)
+    return render(request, template, {"form": form, "estimate": estimate}, status=status)
 
 
 @require_POST

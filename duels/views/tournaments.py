@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
+from duels.selectors.costs import tournament_spend
 from duels.selectors.standings import tournament_standings
 from duels.selectors.tournaments import tournament_duels, tournament_get, tournament_list
 from duels.services.access import TOURNAMENT_CANCEL_DENIED, tournament_can_cancel
@@ -35,6 +36,7 @@ def tournament_detail(request: HttpRequest, tournament_uuid: UUID) -> HttpRespon
         "duels": paginate(request, tournament_duels(tournament=tournament), per_page=50),
         "can_cancel": tournament_can_cancel(tournament=tournament, user=request.user),
         "standings": tournament_standings(tournament=tournament),
+        "spend": tournament_spend(tournament=tournament),
     }
     template = "duels/tournaments/detail.html"
     if request.htmx and request.htmx.target == "tournament-progress":

@@ -22,6 +22,7 @@ from duels.engine.tournaments import tournament_create, tournament_result
 from duels.engine.workers import stop_on_signals
 from duels.management.commands._engine import ProgressPrinter, players_by_name, require_credentials
 from duels.models import Tournament
+from duels.selectors.costs import tournament_projection
 
 PICKUP_SECONDS = 5.0
 TASK_PATH = "duels.tasks.tournament_drive_task"
@@ -41,10 +42,15 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="")
         parser.add_argument("--wait", action="store_true", help="follow it to the end")
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="create nothing: print the expected model calls and cost range")
 
     def handle(self, *args, **options) -> None:
         names = [name.strip() for name in options["players"].split(",") if name.strip()]
         players = players_by_name(names)
+        if options["dry_run"]:
+            self._dry_run(players, options)
+            return
         require_credentials(players)
         try:
             tournament = tournament_create(
@@ -68,6 +74,37 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result, indent=2))
         else:
             self.stdout.write(f"{result['tournament']} {result['status']}")
+
+    def _dry_run(self, players, options) -> None:
+        """Print what the tournament would cost; nothing is created or enqueued."""
+        if len(players) < 2:
+            raise CommandError("a tournament needs at least two players")
+        if options["rounds"] < 1 or options["attempts"] < 1:
+            raise CommandError("--rounds and --attempts must be at least 1")
+        estimate = tournament_projection(players=players, rounds=options["rounds"],
+                                         attempts=options["attempts"])
+        duels = len(players) * (len(players) - 1) // 2 * options["rounds"]
+        if options["json"]:
+            self.stdout.write(json.dumps({
+                "dry_run": True, "players": [p.name for p in players], "duels": duels,
+                "calls": {"low": estimate.calls_low, "expected": estimate.calls_expected,
+                          "high": estimate.calls_high},
+                "cost": {"low": round(estimate.cost_low, 6),
+                         "expected": round(estimate.cost_expected, 6),
+                         "high": round(estimate.cost_high, 6)},
+                "assumptions": estimate.assumptions,
+            }, indent=2))
+            return
+        self.stdout.write(
+            f"dry run: {duels} duels, {estimate.calls_expected:,} model calls expected "
+            f"({estimate.calls_low:,}-{estimate.calls_high:,}); "
+            f"cost ${estimate.cost_expected:,.2f} expected "
+            f"(${estimate.cost_low:,.2f}-${estimate.cost_high:,.2f}); nothing was created"
+        )
+        self.stdout.write("low: every episode ends after one action; high: every episode runs "
+                          "to its step limit with nothing read from the prompt cache")
+        for note in estimate.assumptions:
+            self.stdout.write(f"assumed: {note}")
 
     def _follow(self, tournament: Tournament) -> None:
         printer = ProgressPrinter(self.notes)

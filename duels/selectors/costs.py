@@ -1,0 +1,247 @@
+"""The bill before and while it is paid: expected model calls and cost ranges, spend so far.
+
+A solver turn resends the whole conversation, so the prompt of step i is about
+`first_prompt + (i - 1) * growth` tokens. Each player's recent steps give those two sizes, its
+reply size and how many steps its episodes take; without history the defaults below stand in.
+With prompt caching each turn reads the previous turn's prompt at the cached price (Anthropic
+also writes the new part at its cache-write price); without, every prompt token is paid in full.
+
+A projection gives three figures: low (every episode ends after one action, with caching),
+expected (the recent mean number of steps, with caching as configured) and high (every episode
+runs to its environment's step limit and nothing is read from the cache).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from django.db.models import Sum
+
+from duels.models import Environment, Episode, ModelCall, Player, Status, Step, Tournament
+
+RECENT_STEPS = 2000  # solver steps read per player
+RECENT_EPISODES = 100
+RECENT_SETTER_CALLS = 50
+DEFAULT_FIRST_PROMPT = 700  # tokens: solver system prompt, hint and first observation
+DEFAULT_GROWTH = 350  # tokens a turn adds: one observation and one reply
+DEFAULT_REPLY = 150
+DEFAULT_SETTER_IN = 2500
+DEFAULT_SETTER_OUT = 2500
+DEFAULT_STEP_LIMIT = 30  # the environment contract's usual max_steps
+
+
+@dataclass(frozen=True)
+class PlayerUsage:
+    """A player's recent token profile (or the defaults, `measured` False)."""
+
+    first_prompt: float
+    growth: float
+    reply: float
+    mean_steps: float | None  # per episode; None without finished episodes
+    setter_in: float
+    setter_out: float
+    step_limit: int  # mean max_steps of the environments this player wrote
+    step_limit_high: int  # the largest of them
+    measured: bool
+
+
+@dataclass
+class Projection:
+    """Model calls and USD for work not done yet."""
+
+    calls_low: int = 0
+    calls_expected: int = 0
+    calls_high: int = 0
+    cost_low: float = 0.0
+    cost_expected: float = 0.0
+    cost_high: float = 0.0
+    assumptions: list[str] = field(default_factory=list)
+
+    def add(self, other: Projection, times: int = 1) -> None:
+        for name in ("calls_low", "calls_expected", "calls_high", "cost_low", "cost_expected",
+                     "cost_high"):
+            setattr(self, name, getattr(self, name) + times * getattr(other, name))
+        self.assumptions += [a for a in other.assumptions if a not in self.assumptions]
+
+
+def player_usage(*, player: Player) -> PlayerUsage:
+    """Read `player`'s recent steps, episodes, setter calls and environments."""
+    rows = list(
+        Step.objects.filter(episode__solver=player, index__gte=1)
+        .order_by("-id")
+        .values_list("episode_id", "index", "input_tokens", "output_tokens")[:RECENT_STEPS]
+    )
+    by_episode: dict[int, dict[int, int]] = defaultdict(dict)
+    for episode_id, index, input_tokens, _ in rows:
+        by_episode[episode_id][index] = input_tokens
+    firsts = [prompts[1] for prompts in by_episode.values() if 1 in prompts]
+    growths = [
+        prompts[index + 1] - prompts[index]
+        for prompts in by_episode.values()
+        for index in prompts
+        if index + 1 in prompts and prompts[index + 1] >= prompts[index]
+    ]
+    replies = [output_tokens for *_, output_tokens in rows]
+    steps = list(
+        Episode.objects.filter(solver=player, status=Status.FINISHED, steps__gt=0)
+        .order_by("-id").values_list("steps", flat=True)[:RECENT_EPISODES]
+    )
+    setter = list(
+        ModelCall.objects.filter(player=player, role=ModelCall.Role.SETTER)
+        .order_by("-id").values_list("input_tokens", "output_tokens")[:RECENT_SETTER_CALLS]
+    )
+    limits = list(
+        Environment.objects.filter(author=player, max_steps__isnull=False)
+        .order_by("-id").values_list("max_steps", flat=True)[:RECENT_EPISODES]
+    )
+    return PlayerUsage(
+        first_prompt=statistics.fmean(firsts) if firsts else DEFAULT_FIRST_PROMPT,
+        growth=statistics.median(growths) if growths else DEFAULT_GROWTH,
+        reply=statistics.fmean(replies) if replies else DEFAULT_REPLY,
+        mean_steps=statistics.fmean(steps) if steps else None,
+        setter_in=statistics.fmean(i for i, _ in setter) if setter else DEFAULT_SETTER_IN,
+        setter_out=statistics.fmean(o for _, o in setter) if setter else DEFAULT_SETTER_OUT,
+        step_limit=round(statistics.fmean(limits)) if limits else DEFAULT_STEP_LIMIT,
+        step_limit_high=max(limits) if limits else DEFAULT_STEP_LIMIT,
+        measured=bool(firsts),
+    )
+
+
+def caches(player: Player) -> bool:
+    """Whether `player`'s calls read from a prompt cache (providers that have one, not off)."""
+    params = player.params or {}
+    if player.provider not in {"anthropic", "openai", "openai_compatible"}:
+        return False
+    return params.get("cache", True) is not False
+
+
+def episode_cost(*, player: Player, usage: PlayerUsage, steps: int, cached: bool) -> float:
+    """USD of one episode of `steps` solver calls at `player`'s prices."""
+    writes = player.provider == "anthropic"  # Anthropic bills writes; breakpoints from turn 2
+    total = 0.0
+    previous = 0.0
+    for index in range(1, steps + 1):
+        prompt = usage.first_prompt + (index - 1) * usage.growth
+        read = write = 0.0
+        if cached and index >= 2:
+            read = previous if (index >= 3 or not writes) else 0.0
+            write = prompt - read if writes else 0.0
+        total += player.cost_of(
+            input_tokens=round(prompt), output_tokens=round(usage.reply),
+            cache_read_tokens=round(read), cache_write_tokens=round(write),
+        )
+        previous = prompt
+    return total
+
+
+def side_projection(
+    *, setter: Player, solver: Player, attempts: int, usages: dict[int, PlayerUsage]
+) -> Projection:
+    """`setter` writes an environment (one repair at most); `solver` plays it 2·k times."""
+    setter_usage, solver_usage = usages[setter.pk], usages[solver.pk]
+    episodes = 2 * attempts
+    limit_high = setter_usage.step_limit_high
+    if solver_usage.mean_steps is not None:
+        expected_steps = max(1, min(round(solver_usage.mean_steps), setter_usage.step_limit))
+    else:
+        expected_steps = max(1, setter_usage.step_limit // 2)
+    authoring = setter.cost_of(input_tokens=round(setter_usage.setter_in),
+                               output_tokens=round(setter_usage.setter_out))
+    cached = caches(solver)
+
+    def cost(steps: int, *, with_cache: bool) -> float:
+        return episodes * episode_cost(player=solver, usage=solver_usage, steps=steps,
+                                       cached=with_cache)
+
+    projection = Projection(
+        calls_low=1 + episodes,
+        calls_expected=1 + episodes * expected_steps,
+        calls_high=2 + episodes * limit_high,
+        cost_low=authoring + cost(1, with_cache=cached),
+        cost_expected=authoring + cost(expected_steps, with_cache=cached),
+        cost_high=2 * authoring + cost(limit_high, with_cache=False),
+    )
+    if not solver_usage.measured:
+        projection.assumptions.append(
+            f"{solver.name} has no stored steps yet: assumed {DEFAULT_FIRST_PROMPT:,} prompt "
+            f"tokens growing {DEFAULT_GROWTH:,} a step and {DEFAULT_REPLY:,}-token replies"
+        )
+    if solver_usage.mean_steps is None:
+        projection.assumptions.append(
+            f"{solver.name} has no finished episodes: expected half the step limit"
+        )
+    return projection
+
+
+def duel_projection(*, a: Player, b: Player, attempts: int) -> Projection:
+    """Expected calls and cost of one duel of `a` and `b` with `attempts` seeds a condition."""
+    usages = {player.pk: player_usage(player=player) for player in (a, b)}
+    projection = Projection()
+    projection.add(side_projection(setter=a, solver=b, attempts=attempts, usages=usages))
+    projection.add(side_projection(setter=b, solver=a, attempts=attempts, usages=usages))
+    return projection
+
+
+def tournament_projection(*, players: list[Player], rounds: int, attempts: int) -> Projection:
+    """A round robin: every pair duels once per round."""
+    usages = {player.pk: player_usage(player=player) for player in players}
+    projection = Projection()
+    for a, b in combinations(players, 2):
+        for setter, solver in ((a, b), (b, a)):
+            projection.add(
+                side_projection(setter=setter, solver=solver, attempts=attempts, usages=usages),
+                times=rounds,
+            )
+    return projection
+
+
+@dataclass(frozen=True)
+class TournamentSpend:
+    spent: float
+    prompt_tokens: int
+    cached_tokens: int  # read from a prompt cache
+    remaining_duels: int
+    remaining: Projection
+
+    @property
+    def cached_share(self) -> float | None:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else None
+
+    @property
+    def projected_total(self) -> tuple[float, float, float]:
+        """(low, expected, high) USD at completion."""
+        r = self.remaining
+        return self.spent + r.cost_low, self.spent + r.cost_expected, self.spent + r.cost_high
+
+
+def tournament_spend(*, tournament: Tournament) -> TournamentSpend:
+    """Spend so far, the share of prompt tokens read from a cache, and the rest projected.
+
+    Duels not finished yet are projected in full (a running duel's spend so far is already in
+    `spent`, so the projection errs high by at most what it has spent)."""
+    totals = Episode.objects.filter(duel__tournament=tournament).aggregate(
+        prompt=Sum("input_tokens"), cached=Sum("cache_read_tokens")
+    )
+    open_duels = list(
+        tournament.duels.filter(status__in=[Status.PENDING, Status.RUNNING])
+        .select_related("a", "b")
+    )
+    usages: dict[int, PlayerUsage] = {}
+    remaining = Projection()
+    for duel in open_duels:
+        for player in (duel.a, duel.b):
+            if player.pk not in usages:
+                usages[player.pk] = player_usage(player=player)
+        for setter, solver in ((duel.a, duel.b), (duel.b, duel.a)):
+            remaining.add(side_projection(setter=setter, solver=solver,
+                                          attempts=duel.attempts, usages=usages))
+    return TournamentSpend(
+        spent=float(tournament.cost or 0.0),
+        prompt_tokens=int(totals["prompt"] or 0),
+        cached_tokens=int(totals["cached"] or 0),
+        remaining_duels=len(open_duels),
+        remaining=remaining,
+    )
