@@ -1,18 +1,19 @@
 """The per-player limit on completions in flight (`Player.max_concurrency`).
 
-Scope: every thread and process on one host that shares the lock directory (`var/player-slots/`
-by default, i.e. every worker and web process of one installation on one machine). Two layers:
+Scope: every worker of the installation. Two layers:
 
 - a semaphore per player inside the process, so threads queue without polling;
-- `max_concurrency` lock files per player taken with `flock`, so processes on the same host share
-  the limit. The kernel drops a process's locks when it dies, so a crashed worker never leaks a
-  slot. Workers on *other* machines are not counted: there the limit holds per machine.
+- across processes, `max_concurrency` slots per player: on PostgreSQL, session advisory locks in
+  the shared database, so workers on every machine share the limit; on SQLite (one machine),
+  lock files taken with `flock` in `var/player-slots/`. Either way a worker that dies loses its
+  slots with its database session or its process, so a crash never leaks one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import threading
 import time
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
+from django.db import connection
 
 from duels.players.base import PlayerError
 
@@ -57,6 +59,45 @@ def _try_slot(directory: Path, key: str, limit: int) -> int | None:
     return None
 
 
+def _lock_namespace(key: str) -> int:
+    """A signed 32-bit number naming `key`'s slots among the database's advisory locks."""
+    return int.from_bytes(hashlib.sha256(f"envduels-slot:{key}".encode()).digest()[:4], "big",
+                          signed=True)
+
+
+def _try_database_slot(key: str, limit: int) -> int | None:
+    """Take one free advisory lock of `key` (PostgreSQL) and return its index, or None."""
+    namespace = _lock_namespace(key)
+    with connection.cursor() as cursor:
+        for index in range(limit):
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [namespace, index])
+            if cursor.fetchone()[0]:
+                return index
+    return None
+
+
+def _release_database_slot(key: str, index: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_lock_namespace(key), index])
+
+
+@contextlib.contextmanager
+def _database_slot(*, key: str, limit: int, deadline: float, wait_s: float) -> Iterator[None]:
+    """Hold one of the player's slots shared by every machine on the database."""
+    while (index := _try_database_slot(key, limit)) is None:
+        if time.monotonic() >= deadline:
+            raise PlayerError(
+                f"no free concurrency slot for player {key} after {wait_s:g} s "
+                "(workers on this or other machines hold them all)"
+            )
+        time.sleep(POLL_INTERVAL_S * 5)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):  # a lost connection has released it already
+            _release_database_slot(key, index)
+
+
 @contextlib.contextmanager
 def concurrency_slot(*, key: str, limit: int, wait_s: float = DEFAULT_WAIT_S) -> Iterator[None]:
     """Hold one of `limit` slots for `key` (a player's uuid) while the block runs.
@@ -70,6 +111,10 @@ def concurrency_slot(*, key: str, limit: int, wait_s: float = DEFAULT_WAIT_S) ->
         raise PlayerError(f"no free concurrency slot for player {key} after {wait_s:g} s")
     fd: int | None = None
     try:
+        if connection.vendor == "postgresql":
+            with _database_slot(key=key, limit=limit, deadline=deadline, wait_s=wait_s):
+                yield
+            return
         directory = slot_directory()
         try:
             directory.mkdir(parents=True, exist_ok=True)
