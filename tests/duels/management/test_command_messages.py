@@ -8,6 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from duels.management.commands import tournament as tournament_command
+from duels.management.commands.duel import _human
 from duels.models import Status
 from sandbox_runner import available_backends
 from tests.helpers.parts import need
@@ -52,3 +53,14 @@ def test_cancel_of_a_finished_tournament_says_nothing_was_cancelled(make):
     tournament = make.tournament(status="finished")
     with pytest.raises(CommandError, match="nothing was cancelled"):
         call_command("cancel", str(tournament.uuid), stdout=StringIO())
+
+
+def test_duel_text_of_an_unfinished_duel_shows_no_none():
+    side = {"player": "alpha", "environment": None, "valid": False, "forfeit_reason": None,
+            "p_unhinted": None, "p_hinted": None, "hint_gain": None, "setter_score": None,
+            "flips": None}
+    text = _human({"duel": "u", "outcome": None, "a": side, "b": {**side, "player": "beta"}},
+                  status="failed")
+    assert "None" not in text
+    assert "outcome: none (the duel did not finish)" in text
+    assert "p_unhinted —, p_hinted —, hint gain —, setter score —, flips —" in text
