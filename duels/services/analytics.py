@@ -89,7 +89,7 @@ def analytics_latest_cached() -> AnalyticsSnapshot | None:
     """Like `analytics_latest`, but reuses this process's parsed copy of an unchanged snapshot."""
     head = (
         AnalyticsSnapshot.objects.order_by("-computed_at", "-pk")
-        .only("pk", "computed_at", "duration_ms").first()
+        .only("pk", "computed_at", "duration_ms", "stale").first()
     )
     if head is None:
         return None
@@ -101,4 +101,6 @@ def analytics_latest_cached() -> AnalyticsSnapshot | None:
             return analytics_latest()
         _parsed.clear()
         _parsed[key] = cached
+    # A write may have marked this very snapshot stale since it was parsed.
+    cached.stale = head.stale
     return cached

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django_tasks_db.models import DBTaskResult
 
+from duels.engine.queue import analytics_data_changed
 from duels.models import AnalyticsSnapshot
 from duels.services.analytics import analytics_refresh
 from duels.tasks import analytics_refresh_task
@@ -53,3 +54,10 @@ def test_figures_are_escaped_in_finding_cards(owner_client, make):
     make.finished_duel(a=a)
     content = owner_client.get("/analytics/").content.decode()
     assert "<b>bold</b>" not in content
+
+
+def test_a_stale_mark_reaches_a_page_that_already_parsed_the_snapshot(owner_client):
+    analytics_refresh()
+    assert 'id="analytics-stale"' not in owner_client.get("/analytics/").content.decode()
+    analytics_data_changed()  # e.g. a duel edited in a way no count shows
+    assert 'id="analytics-stale"' in owner_client.get("/analytics/").content.decode()
