@@ -26,6 +26,8 @@ RETRYABLE_STATUSES = frozenset({408, 429})
 ERROR_DETAIL_CHARS = 300
 # Transport errors (httpx names) that mean the connection was made and then the reply broke off.
 READ_ERRORS = frozenset({"RemoteProtocolError", "ReadError", "ReadTimeout"})
+# On/off player params: stream replies, ask for prompt caching, ask for usage in a stream.
+SWITCHES = ("stream", "cache", "stream_usage")
 
 
 def transport_errors() -> tuple[type[Exception], ...]:
@@ -132,6 +134,12 @@ class SDKPlayer(ChatPlayer):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.policy = RetryPolicy.from_params(self.params)
+        for name in SWITCHES:
+            if name in self.params and not isinstance(self.params[name], bool):
+                raise PlayerError(
+                    f"{self.who}: player param {name} must be true or false, "
+                    f"got {self.params[name]!r}"
+                )
 
     @property
     def who(self) -> str:

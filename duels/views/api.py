@@ -180,6 +180,7 @@ def player_json(player: Player) -> dict[str, Any]:
         "uuid": str(player.uuid), "name": player.name, "provider": player.provider,
         "model": player.model, "base_url": player.base_url, "api_key_env": player.api_key_env,
         "params": player.params, "price_in": player.price_in, "price_out": player.price_out,
+        "price_cached_in": player.price_cached_in, "price_cache_write": player.price_cache_write,
         "builtin": player.builtin, "imported": player.imported,
         "parameters_b": player.parameters_b,
         "description": player.description, "created_at": iso_time(player.created_at),

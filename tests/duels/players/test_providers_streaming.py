@@ -114,3 +114,13 @@ def test_a_stream_dropped_every_time_fails_as_retryable(server, provider):
         player_client(loopback_player(server, provider)).complete(CHAT)
     assert caught.value.retryable  # an infrastructure fault, never the model's result
     assert "gave up after 3 tries" in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["stream", "cache", "stream_usage"])
+def test_switch_params_must_be_true_or_false(server, name):
+    from duels.players import PlayerError
+
+    player = loopback_player(server, "openai", params={name: "no"})
+    with pytest.raises(PlayerError, match=f"player param {name} must be true or false"):
+        player_client(player).complete(CHAT)
+    assert server.received == []
