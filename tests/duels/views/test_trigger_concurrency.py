@@ -75,8 +75,6 @@ def test_concurrent_posts_never_exceed_the_limit_on_sqlite(owner, make):
     assert Duel.objects.filter(created_by=owner).count() == LIMIT
 
 
-
-
 @pytest.mark.postgres
 @pytest.mark.slow
 def test_concurrent_posts_never_exceed_the_limit_on_postgresql():
@@ -88,12 +86,21 @@ def test_concurrent_posts_never_exceed_the_limit_on_postgresql():
         )
         assert migrate.returncode == 0, migrate.stderr
         probe = (
+            "from django.conf import settings\n"
+            "from django.test.utils import override_settings, setup_test_environment\n"
+            "setup_test_environment()\n"
+            "override_settings(STORAGES={**settings.STORAGES, 'staticfiles': {'BACKEND': "
+            "'django.contrib.staticfiles.storage.StaticFilesStorage'}}).enable()\n"
             "from django.contrib.auth import get_user_model\n"
             "from duels.models import Duel, Player\n"
-            "from tests.duels.views.test_trigger_concurrency import start_at_once\n"
+            "from tests.duels.views.test_trigger_concurrency import post_at_once, start_at_once\n"
             "user = get_user_model().objects.create_user('racer', password='racer-pass-123')\n"
             "a = Player.objects.create(name='pa', provider='builtin', builtin=True, model='m')\n"
             "b = Player.objects.create(name='pb', provider='builtin', builtin=True, model='m')\n"
+            # Concurrent requests through the whole stack, then concurrent service calls.
+            f"statuses = post_at_once(user=user, a=a, b=b, count={REQUESTS})\n"
+            "print(statuses, Duel.objects.filter(created_by=user).count())\n"
+            "Duel.objects.all().delete()\n"
             f"outcomes = start_at_once(user=user, a=a, b=b, count={REQUESTS})\n"
             "print(outcomes, Duel.objects.filter(created_by=user).count())\n"
         )
@@ -102,6 +109,8 @@ def test_concurrent_posts_never_exceed_the_limit_on_postgresql():
             env=env, capture_output=True, text=True, timeout=300,
         )
         assert result.returncode == 0, result.stderr[-3000:]
-        expected = ["created"] * LIMIT + ["limited"] * (REQUESTS - LIMIT)
-        last_line = result.stdout.strip().splitlines()[-1]
-        assert last_line == f"{expected} {LIMIT}", result.stderr[-3000:]
+        statuses = [302] * LIMIT + [429] * (REQUESTS - LIMIT)
+        outcomes = ["created"] * LIMIT + ["limited"] * (REQUESTS - LIMIT)
+        assert result.stdout.strip().splitlines()[-2:] == [
+            f"{statuses} {LIMIT}", f"{outcomes} {LIMIT}"
+        ], result.stderr[-3000:]
