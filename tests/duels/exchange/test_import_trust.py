@@ -60,6 +60,8 @@ def test_imported_player_gets_no_key_variable_and_never_sends_a_secret(
         client.force_login(get_user_model().objects.create_user("reader", password="r-pass-123"))
         shown = client.get(f"/api/v1/players/{player.uuid}/").json()
         assert (shown["api_key_env"], shown["imported"]) == ("", True)
+        page = client.get(f"/players/{player.uuid}/").text
+        assert "Imported from a file: this player is not called until a staff user" in page
         result = player_check_run(player=player)
         assert not result.ok
         assert "imported" in result.error and "admin" in result.error
