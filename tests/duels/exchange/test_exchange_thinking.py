@@ -98,3 +98,13 @@ def test_replay_and_compare_show_thinking_collapsed_and_escaped(reasoning_episod
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
     assert "1,200 read from / 300 written to the prompt cache" in page
     assert "live_reply.js" in page
+
+
+def test_compare_shows_thinking_collapsed(reasoning_episode, make, owner_client):
+    other = make.episode(steps=2, environment=reasoning_episode.environment,
+                         solver=reasoning_episode.solver, status=Status.FINISHED)
+    response = owner_client.get(f"/compare/?a={reasoning_episode.uuid}&b={other.uuid}")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert page.count('<details class="step-thinking"><summary>thinking</summary>') == 1
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
