@@ -20,6 +20,24 @@ def _blank_choices(choices) -> list[tuple[str, str]]:
     return [("", "any"), *choices]
 
 
+def filter_form_problems(form: forms.Form) -> list[str]:
+    """What is wrong with a bound filter form's query, naming the allowed values where a field
+    has a fixed list (the same rule the read API applies: a bad filter is a 400, not ignored)."""
+    if not form.is_bound or form.is_valid():
+        return []
+    problems = []
+    for name, errors in form.errors.items():
+        field = form.fields.get(name)
+        given = str(form.data.get(name, ""))[:40]
+        choices = getattr(field, "choices", None)
+        if isinstance(field, forms.ChoiceField) and not isinstance(field, forms.ModelChoiceField):
+            allowed = ", ".join(str(value) for value, _ in choices if value != "")
+            problems.append(f"{name} must be one of: {allowed} (got {given!r})")
+        else:
+            problems.append(f"{name}: {' '.join(errors)} (got {given!r})")
+    return problems
+
+
 class DuelFilterForm(forms.Form):
     player = PlayerChoiceField(
         queryset=Player.objects.order_by("name"), to_field_name="uuid", required=False

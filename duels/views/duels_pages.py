@@ -13,7 +13,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from duels.forms import DuelFilterForm, DuelTriggerForm
+from duels.forms import DuelFilterForm, DuelTriggerForm, filter_form_problems
 from duels.selectors.duel_explain import duel_explanation
 from duels.selectors.duels import duel_get, duel_halves, duel_list
 from duels.services.access import DUEL_CANCEL_DENIED, duel_can_cancel
@@ -29,7 +29,9 @@ def duel_list_page(request: HttpRequest) -> HttpResponse:
     template = "duels/duels/list.html"
     if request.htmx and request.htmx.target == "duel-results":
         template += "#duel-results"
-    return render(request, template, {"form": form, "page": paginate(request, duels)})
+    problems = filter_form_problems(form)
+    context = {"form": form, "page": paginate(request, duels), "filter_problems": problems}
+    return render(request, template, context, status=400 if problems else 200)
 
 
 @require_GET

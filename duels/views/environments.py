@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from duels.forms import EnvironmentFilterForm
+from duels.forms import EnvironmentFilterForm, filter_form_problems
 from duels.selectors.environment_card import environment_card
 from duels.selectors.environments import (
     environment_episodes,
@@ -29,15 +29,17 @@ from duels.views.common import paginate
 def environment_list_page(request: HttpRequest) -> HttpResponse:
     form = EnvironmentFilterForm(request.GET or None)
     environments = environment_list(filters=form.filters() if form.is_bound else None)
+    problems = filter_form_problems(form)
     context = {
         "form": form,
         "page": paginate(request, environments),
         "families": environment_families(),
+        "filter_problems": problems,
     }
     template = "duels/environments/list.html"
     if request.htmx and request.htmx.target == "environment-results":
         template += "#environment-results"
-    return render(request, template, context)
+    return render(request, template, context, status=400 if problems else 200)
 
 
 def _is_number(text: str) -> bool:
