@@ -57,7 +57,15 @@ def setup_django(workdir: str) -> None:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.core.management import call_command
+
+    # Serve static files by their plain names: the page timings must not depend on whether
+    # `collectstatic` has written a manifest for this checkout.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
 
     call_command("migrate", verbosity=0)
 
@@ -148,7 +156,22 @@ def timed_refresh() -> float:
     elapsed = time.perf_counter() - started
     print(f"  {Episode.objects.count():,} episodes: full recomputation {elapsed:.2f} s "
           f"(compute + read {snapshot.duration_ms} ms)")
+    irt_time()
     return elapsed
+
+
+def irt_time() -> None:
+    """The joint item-response model's own share of the refresh (fit, bootstrap, CV)."""
+    from duels.analytics.irt_report import IRT_RESAMPLES, irt_compute
+    from duels.selectors.analytics import analytics_input
+
+    data = analytics_input()
+    started = time.perf_counter()
+    irt = irt_compute(episodes=data.episodes, environments=data.environments,
+                      resamples=IRT_RESAMPLES)
+    print(f"  of which the joint model: {time.perf_counter() - started:.2f} s "
+          f"({irt['fit']['environments']:,} environments, {IRT_RESAMPLES} resamples, held-out "
+          f"accuracy {irt['fit']['held_out_accuracy']:.3f})")
 
 
 def page_time(path: str, rounds: int = 40) -> float:
