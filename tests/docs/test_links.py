@@ -25,6 +25,14 @@ def test_relative_links_resolve(page):
 
 
 def test_the_docs_the_code_points_to_exist():
-    for name in ("environments.md", "exchange-format.md", "json-outputs.md", "websocket.md",
-                 "sandbox.md"):
-        assert (ROOT / "docs" / name).is_file(), name
+    """Messages, docstrings and comments that send a reader to docs/ name a real page."""
+    named: dict[str, str] = {}
+    for folder in ("duels", "sandbox_runner", "envduels_site", "templates", "scripts", "tests"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix not in {".py", ".html"} or "__pycache__" in path.parts:
+                continue
+            for name in re.findall(r"docs/([a-z0-9_-]+\.md)", path.read_text(errors="ignore")):
+                named.setdefault(name, str(path.relative_to(ROOT)))
+    assert {"environments.md", "exchange-format.md", "json-outputs.md"} <= set(named)
+    missing = {name: where for name, where in named.items() if not (ROOT / "docs" / name).is_file()}
+    assert not missing, f"pointers to missing docs pages: {missing}"
