@@ -17,6 +17,7 @@ OBSERVATION_CHARS = 64 * 1024  # an environment's answer (the sandbox caps it to
 SETTER_REPLY_CHARS = 100_000  # a setter's whole answer (ModelCall.reply): code, hint, prose
 SOURCE_CHARS = 80_000  # an environment's source (validation refuses more than 64 KiB anyway)
 HINT_CHARS = 4_000  # a privileged hint (Hint.text)
+ERROR_CHARS = 4_000  # why an episode ended in error (Episode.error)
 API_TEXT_CHARS = 8_000  # one text field of a step in an API answer (the page shows it all)
 
 CUT_MARKER = "\n[… {cut:,} characters cut by EnvDuels …]\n"

@@ -12,10 +12,19 @@ from datetime import datetime
 from typing import IO, Any
 from uuid import UUID
 
-from duels.bounds import HINT_CHARS, OBSERVATION_CHARS, REPLY_CHARS, THINKING_CHARS, text_bound
+from duels.bounds import (
+    ERROR_CHARS,
+    HINT_CHARS,
+    OBSERVATION_CHARS,
+    REPLY_CHARS,
+    THINKING_CHARS,
+    text_bound,
+)
 from duels.exchange.export import FORMAT, KIND_ORDER, MODELS, SCHEMA, Field, iso_time
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
 from duels.models import Provider, TargetKind
+from duels.players.prompts import MAX_SOURCE_BYTES
+from duels.services.annotations import MAX_TAG_LENGTH, MAX_TAGS, MAX_TEXT_LENGTH
 
 
 class ExchangeImportError(Exception):
@@ -170,6 +179,7 @@ def exchange_canonical(obj: dict[str, Any], line: int) -> dict[str, Any]:
             raise ExchangeImportError(f"{kind} record lacks field {spec.name!r}", line=line)
         record[spec.name] = _canonical_value(kind, spec, obj.get(spec.name), line)
     _check_record(record, line)
+    _check_sizes(record, line)
     return _bounded(record)
 
 
@@ -177,6 +187,7 @@ def exchange_canonical(obj: dict[str, Any], line: int) -> dict[str, Any]:
 _BOUNDED_TEXT = {
     "step": {"reply": REPLY_CHARS, "thinking": THINKING_CHARS, "observation": OBSERVATION_CHARS},
     "hint": {"text": HINT_CHARS},
+    "episode": {"error": ERROR_CHARS},
 }
 
 
@@ -214,6 +225,30 @@ def _check_record(record: dict[str, Any], line: int) -> None:
         if len(author_plain_name(record["author"])) > AUTHOR_NAME_MAX:
             raise ExchangeImportError(
                 f"field 'author' is longer than {AUTHOR_NAME_MAX} characters", line=line
+            )
+
+
+def _check_sizes(record: dict[str, Any], line: int) -> None:
+    """What a person or a setter could not have stored here is refused, not cut."""
+    kind = record["kind"]
+    if kind == "environment" and len(record["source"].encode()) > MAX_SOURCE_BYTES:
+        raise ExchangeImportError(
+            f"field 'source' is {len(record['source'].encode()):,} bytes; an environment's "
+            f"source is at most {MAX_SOURCE_BYTES // 1024} KiB",
+            line=line,
+        )
+    if kind == "annotation":
+        if len(record["text"]) > MAX_TEXT_LENGTH:
+            raise ExchangeImportError(
+                f"field 'text' is longer than {MAX_TEXT_LENGTH:,} characters (the limit for notes)",
+                line=line,
+            )
+        tags = record["tags"]
+        if len(tags) > MAX_TAGS or any(len(tag) > MAX_TAG_LENGTH for tag in tags):
+            raise ExchangeImportError(
+                f"field 'tags' holds at most {MAX_TAGS} tags of at most {MAX_TAG_LENGTH} "
+                "characters each",
+                line=line,
             )
 
 

@@ -146,3 +146,28 @@ def test_a_deeply_nested_line_is_a_clear_import_error_naming_the_line():
     text = json.dumps({"format": "envduels.v1"}) + "\n" + deep + "\n"
     with pytest.raises(ExchangeImportError, match="line 2: .*nested too deeply"):
         exchange_import(stream=io.BytesIO(text.encode()))
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"text": "n" * 10_001}, "longer than 10,000 characters"),
+        ({"tags": [f"t{n}" for n in range(13)]}, "at most 12 tags"),
+        ({"tags": ["x" * 41]}, "at most 40 characters"),
+    ],
+)
+def test_imported_notes_keep_the_limits_of_notes_written_here(make, changes, message):
+    environment = make.environment()
+    with pytest.raises(ExchangeImportError, match=f"line 2: .*{message}"):
+        import_lines({**environment_note(str(environment.uuid), author="alice"), **changes})
+
+
+def test_an_imported_source_over_64_kib_is_refused(make):
+    author = make.player()
+    record = {
+        "kind": "environment", "uuid": str(uuid.uuid4()), "title": "Huge",
+        "author": str(author.uuid), "source": "#" * 70_000,
+        "created_at": "2026-01-01T00:00:00Z", "validation": None,
+    }
+    with pytest.raises(ExchangeImportError, match="line 2: field 'source' is 70,000 bytes"):
+        import_lines(record)
