@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 
@@ -16,8 +18,21 @@ from duels.services.signin import (
 
 
 def client_address(request: Any) -> str | None:
-    """The address a request came from (the proxy's, behind one: see README "Security")."""
-    return (request.META.get("REMOTE_ADDR") or None) if request is not None else None
+    """The address a request came from.
+
+    Behind the HTTPS proxy that DJANGO_SECURE=1 trusts, that is the last X-Forwarded-For entry:
+    the one the proxy itself appended (a client can only add entries in front of it).
+    """
+    if request is None:
+        return None
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    if settings.DJANGO_SECURE and forwarded:
+        last = forwarded.split(",")[-1].strip()
+        try:
+            return str(ipaddress.ip_address(last))
+        except ValueError:
+            pass
+    return request.META.get("REMOTE_ADDR") or None
 
 
 class ThrottledSignInMixin:

@@ -70,3 +70,19 @@ def test_the_admin_sign_in_is_throttled_too(staff):
     refused = sign_in("staffer", "staff-pass-123", url="/admin/login/")
     assert refused.status_code == 200
     assert "Too many failed sign-ins for this account" in refused.text
+
+
+def test_behind_the_https_proxy_the_address_is_the_one_the_proxy_saw(settings, teammate):
+    settings.DJANGO_SECURE = True
+    for number in range(LIMIT * 4):
+        Client(REMOTE_ADDR="10.0.0.100", HTTP_X_FORWARDED_FOR="1.2.3.4, 203.0.113.7").post(
+            "/accounts/login/", {"username": f"guess-{number}", "password": "x"},
+            secure=True,
+        )
+    assert SignInFailure.objects.filter(address="203.0.113.7").count() == LIMIT * 4
+    # Another client behind the same proxy still signs in.
+    other = Client(REMOTE_ADDR="10.0.0.100", HTTP_X_FORWARDED_FOR="198.51.100.9").post(
+        "/accounts/login/", {"username": "teammate", "password": "teammate-pass-123"},
+        secure=True,
+    )
+    assert signed_in(other)
