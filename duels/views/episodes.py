@@ -5,7 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET
@@ -18,6 +18,7 @@ from duels.selectors.episodes import (
     episode_get,
     episode_recent_pairs,
     episode_siblings,
+    episode_steps_after,
     episode_steps_edges,
     episode_steps_window,
 )
@@ -59,6 +60,22 @@ def episode_detail(request: HttpRequest, episode_uuid: UUID) -> HttpResponse:
     else:
         context.update(episode_steps_edges(episode=episode))
     return render(request, "duels/episodes/detail.html", context)
+
+
+STEPS_PER_FETCH = 100
+
+
+@require_GET
+@login_required
+def episode_steps_json(request: HttpRequest, episode_uuid: UUID) -> JsonResponse:
+    """`?from=N&count=C`: up to C (≤ 100) step payloads from index N, as the websocket sends
+    them. The replay fetches steps back with it after dropping their full text from memory."""
+    episode = episode_get(episode_uuid=episode_uuid)
+    start = param_int(request.GET.get("from", "0"), name="from")
+    count = param_int(request.GET.get("count", "50"), name="count", minimum=1,
+                      maximum=STEPS_PER_FETCH)
+    steps = episode_steps_after(episode_pk=episode.pk, since=start - 1, limit=count)
+    return JsonResponse({"episode": str(episode.uuid), "steps": steps})
 
 
 def _compare_page(request: HttpRequest, left: Episode, right: Episode) -> HttpResponse:
@@ -134,6 +151,7 @@ def episode_compare_counterpart(request: HttpRequest, episode_uuid: UUID) -> Htt
 
 urlpatterns = [
     path("episodes/<uuid:episode_uuid>/", episode_detail, name="episode_detail"),
+    path("episodes/<uuid:episode_uuid>/steps.json", episode_steps_json, name="episode_steps"),
     path(
         "episodes/<uuid:episode_uuid>/compare/",
         episode_compare_counterpart,

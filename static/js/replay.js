@@ -14,6 +14,15 @@ const DONE = new Set(["finished", "failed", "cancelled"]);
 const MAX_BACKOFF_MS = 10000;
 const ROW_HEIGHT = 32; // px, must match .transcript-row in app.css
 const OVERSCAN = 12;
+// Full step payloads (replies can be long) are kept for the most recent FULL_CACHE steps only;
+// every step keeps a one-line summary for the list, and a step shown again after its payload
+// was dropped is fetched back FETCH_COUNT at a time. Memory stays nearly flat in episode length.
+const FULL_CACHE = 300;
+const FETCH_COUNT = 50;
+const PRESENT = 1;
+const DONE_FLAG = 2;
+const SUCCESS_FLAG = 4;
+const FORMAT_ERROR_FLAG = 8;
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -50,14 +59,83 @@ function stepFromHash() {
   return /^\d+$/.test(match[1]) ? Number(match[1]) : NaN;
 }
 
+export class StepStore {
+  constructor() {
+    this.capacity = 0;
+    this.flags = new Uint8Array(0);
+    this.rewards = new Float64Array(0);
+    this.actions = [];
+    this.observations = [];
+    this.full = new Map(); // insertion order is recency: the first key is dropped first
+  }
+
+  grow(index) {
+    if (index < this.capacity) return;
+    let capacity = Math.max(64, this.capacity * 2);
+    while (capacity <= index) capacity *= 2;
+    const flags = new Uint8Array(capacity);
+    flags.set(this.flags);
+    const rewards = new Float64Array(capacity);
+    rewards.set(this.rewards);
+    this.flags = flags;
+    this.rewards = rewards;
+    this.capacity = capacity;
+  }
+
+  has(index) {
+    return index >= 0 && index < this.capacity && (this.flags[index] & PRESENT) !== 0;
+  }
+
+  add(index, data) {
+    this.grow(index);
+    let flags = PRESENT;
+    if (data.done) flags |= DONE_FLAG;
+    if (data.success) flags |= SUCCESS_FLAG;
+    if (data.format_error) flags |= FORMAT_ERROR_FLAG;
+    this.flags[index] = flags;
+    this.rewards[index] = data.reward === null || data.reward === undefined ? NaN : Number(data.reward);
+    this.actions[index] = firstLine(data.action, 60);
+    this.observations[index] = firstLine(data.observation);
+    this.keep(index, data);
+  }
+
+  keep(index, data) {
+    this.full.delete(index);
+    this.full.set(index, data);
+    if (this.full.size > FULL_CACHE) this.full.delete(this.full.keys().next().value);
+  }
+
+  payload(index) {
+    const data = this.full.get(index);
+    if (data) this.keep(index, data); // recently shown steps stay
+    return data;
+  }
+
+  summary(index) {
+    const flags = this.flags[index];
+    const reward = this.rewards[index];
+    return {
+      index,
+      done: (flags & DONE_FLAG) !== 0,
+      success: (flags & SUCCESS_FLAG) !== 0,
+      formatError: (flags & FORMAT_ERROR_FLAG) !== 0,
+      reward: Number.isNaN(reward) ? null : reward,
+      action: this.actions[index],
+      observation: this.observations[index],
+    };
+  }
+}
+
 export class Replay {
   constructor(root) {
     this.root = root;
     this.episode = root.dataset.episode;
     this.status = root.dataset.status;
     this.notesUrl = root.dataset.notesUrl;
+    this.stepsUrl = root.dataset.stepsUrl;
+    this.fetching = new Set();
     this.ended = DONE.has(this.status);
-    this.steps = new Map();
+    this.steps = new StepStore();
     this.maxIndex = -1;
     this.tokensIn = 0;
     this.tokensOut = 0;
@@ -130,7 +208,7 @@ export class Replay {
     const index = message.index;
     if (this.steps.has(index)) return; // duplicates are dropped by index
     const data = message.data;
-    this.steps.set(index, data);
+    this.steps.add(index, data);
     this.tokensIn += Number(data.input_tokens || 0);
     this.tokensOut += Number(data.output_tokens || 0);
     if (index > this.maxIndex) this.maxIndex = index;
@@ -377,14 +455,45 @@ export class Replay {
 
   renderStep() {
     this.renderPosition();
-    const data = this.steps.get(this.current);
+    const index = this.current;
     const view = this.stepView;
     view.replaceChildren();
-    if (!data) {
+    const data = this.steps.payload(index);
+    if (data) {
+      view.append(renderStep(data, this.notesUrl));
+      return;
+    }
+    if (!this.steps.has(index)) {
       view.append(el("p", "empty", "This step is still loading."));
       return;
     }
-    view.append(renderStep(data, this.notesUrl));
+    // Only the summary is held: show it and fetch the full step back.
+    const summary = this.steps.summary(index);
+    view.append(renderStep({ ...summary, reply: "", format_error: "" }, this.notesUrl));
+    view.append(el("p", "small muted", "Loading the full step…"));
+    this.fetchAround(index);
+  }
+
+  async fetchAround(index) {
+    const start = Math.max(0, index - Math.floor(FETCH_COUNT / 2));
+    if (!this.stepsUrl || this.fetching.has(start)) return;
+    this.fetching.add(start);
+    try {
+      const response = await fetch(`${this.stepsUrl}?from=${start}&count=${FETCH_COUNT}`, {
+        headers: { Accept: "application/json" },
+        credentials: "same-origin",
+      });
+      if (!response.ok) throw new Error(`the server answered ${response.status}`);
+      const body = await response.json();
+      body.steps.forEach((data) => this.steps.keep(data.index, data));
+      if (this.current !== null && this.steps.payload(this.current)) this.renderStep();
+    } catch (error) {
+      if (this.current === index) {
+        this.stepView.append(el("p", "alert bad small", `Could not load this step (${error.message}); reload the page.`));
+      }
+    } finally {
+      this.fetching.delete(start);
+    }
   }
 
   keepInView() {
@@ -426,7 +535,7 @@ export class Replay {
   }
 
   renderRow(index) {
-    const data = this.steps.get(index);
+    const data = this.steps.has(index) ? this.steps.summary(index) : null;
     const row = el("div", "transcript-row");
     row.dataset.index = String(index);
     row.id = `row-${index}`;
@@ -444,10 +553,10 @@ export class Replay {
       return row;
     }
     if (data.done) row.classList.add(data.success ? "row-passed" : "row-failed");
-    if (data.format_error) row.classList.add("row-format-error");
+    if (data.formatError) row.classList.add("row-format-error");
     const text = el("span", "row-text");
-    if (index > 0) text.append(el("code", "row-action", firstLine(data.action, 60)), document.createTextNode(" → "));
-    text.append(document.createTextNode(firstLine(data.observation)));
+    if (index > 0) text.append(el("code", "row-action", data.action), document.createTextNode(" → "));
+    text.append(document.createTextNode(data.observation));
     row.append(text);
     if (index > 0) row.append(el("span", "row-reward", formatReward(data.reward)));
     if (data.done) row.append(el("span", data.success ? "badge ok" : "badge bad", data.success ? "passed" : "failed"));
