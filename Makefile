@@ -9,15 +9,23 @@ PORT ?= 8000
 # a person can watch. Set ENVDUELS_BUILTIN_LATENCY_MS=0 to run at full speed.
 ENVDUELS_BUILTIN_LATENCY_MS ?= 400
 
-.PHONY: run test install lint check-migrations bench clean screenshots
+# Installs come from uv.lock (every package pinned with its hashes, from PyPI); `make lock`
+# updates it after a change to pyproject.toml.
+UV_VERSION := 0.13.9
+UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(BIN)/uv
 
-$(STAMP): pyproject.toml
+.PHONY: run test install lock lint check-migrations bench clean screenshots
+
+$(STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet 'uv==$(UV_VERSION)'
+	$(UV) sync --frozen --extra dev --inexact --quiet
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+lock: install
+	$(UV) lock
 
 run: install
 	$(BIN)/python manage.py migrate --noinput
@@ -33,6 +41,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(UV) lock --check
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 # README pictures from demo data (Playwright + Chromium at /usr/bin/chromium); commit the PNGs.
