@@ -62,3 +62,13 @@ def test_a_silent_workers_running_tasks_are_reaped_and_a_live_ones_are_not(setti
 def test_worker_refuses_a_concurrency_below_one():
     with pytest.raises(CommandError, match="at least 1"):
         call_command("worker", "--concurrency", "0")
+
+
+def test_a_restarted_worker_gets_a_fresh_id_so_the_dead_ones_rows_can_be_reaped():
+    child = worker_children(concurrency=1, prefix="worker-99")[0]
+    first = child.worker_id
+    child.renamed("1")
+    child.renamed("2")
+    assert child.worker_id != first and child.worker_id.endswith(first.split("@", 1)[1])
+    assert child.worker_id.startswith("worker-99-worker-1.2@")
+    assert child.argv[child.argv.index("--worker-id") + 1] == child.worker_id
