@@ -111,13 +111,22 @@ def page_load(browser, base: str, cookie: str, path: str) -> tuple[float, int, i
                lambda event: transferred.__setitem__(event["requestId"],
                                                      event["encodedDataLength"]))
     page.goto(base + path, wait_until="load")
-    page.wait_for_timeout(300)  # late finishers (deferred scripts) report their sizes
+    charts = page.locator(".js-chart[data-figure]").count()
+    drawn = None
+    if charts:
+        # Charts draw after the load event: also time the moment the last one is on screen.
+        page.wait_for_function(
+            "n => document.querySelectorAll('.js-chart .main-svg').length >= n", arg=charts,
+            timeout=60_000,
+        )
+        drawn = page.evaluate("() => performance.now() / 1000")
+    page.wait_for_timeout(300)  # late finishers report their sizes
     seconds = page.evaluate(
         "() => { const n = performance.getEntriesByType('navigation')[0];"
         " return (n.loadEventEnd - n.startTime) / 1000; }"
     )
     context.close()
-    return seconds, int(sum(transferred.values())), len(transferred)
+    return seconds, int(sum(transferred.values())), len(transferred), drawn
 
 
 def bench_pages(browser, base: str, cookie: str, rounds: int) -> None:
@@ -128,12 +137,15 @@ def bench_pages(browser, base: str, cookie: str, rounds: int) -> None:
         runs = [page_load(browser, base, cookie, path) for _ in range(rounds)]
         seconds = statistics.median(run[0] for run in runs)
         size = statistics.median(run[1] for run in runs)
-        results[path] = (seconds, size)
-        print(f"   {path:<12} {seconds * 1000:7.0f} ms  {size / 1e6:6.3f} MB  "
-              f"{runs[0][2]} requests")
+        drawn = statistics.median(run[3] for run in runs) if runs[0][3] else None
+        results[path] = (seconds, size, drawn)
+        charts = f", every chart drawn at {drawn * 1000:.0f} ms" if drawn else ""
+        print(f"   {path:<12} load event {seconds * 1000:6.0f} ms  {size / 1e6:6.3f} MB  "
+              f"{runs[0][2]} requests{charts}")
     analytics, players = results["/analytics/"], results["/players/"]
     print(f"   analytics bytes {analytics[1] / 1e6:.3f} MB (target <= 1.6 MB); "
-          f"time ratio analytics/players {analytics[0] / players[0]:.2f}x (target <= 2x)")
+          f"load-event ratio analytics/players {analytics[0] / players[0]:.2f}x (target <= 2x)"
+          + (f"; all charts drawn {analytics[2] / players[0]:.2f}x" if analytics[2] else ""))
 
 
 def episode_metrics(browser, base: str, cookie: str, episode_uuid: str, steps: int) -> dict:
