@@ -141,8 +141,11 @@ def _blocks(data: dict[str, Any], *, limit: int) -> list[str]:
 
 
 def _finding_lines(findings: list[dict[str, Any]]) -> list[str]:
-    """One line per finding: verdict, claim, the figure with its interval and n, what it needs."""
-    lines = []
+    """Each finding: its verdict and claim, then the figure with its interval and n, and what
+    data would settle it while there is not enough."""
+    if not findings:
+        return []
+    lines = ["", "findings (the study's claims checked on these duels)"]
     for finding in findings:
         shown = finding.get("figure")
         label, value = "figure", shown
@@ -151,12 +154,15 @@ def _finding_lines(findings: list[dict[str, Any]]) -> list[str]:
         bounds = finding.get("interval")
         low, high = (bounds.get("low"), bounds.get("high")) if isinstance(bounds, dict) else (
             _pair(bounds))
-        line = (f"finding {finding.get('id')}: {finding.get('verdict') or 'not enough data'} — "
-                f"{finding.get('claim', '')} ({label} {figure(value)} {interval(low, high)}, "
-                f"n = {figure(finding.get('n'), 'd')})")
+        verdict = finding.get("verdict") or "not enough data"
+        lines.append(f"  {verdict:<16} {finding.get('claim', '')}")
+        spread = interval(low, high)
+        if low is None and value is not None and isinstance(bounds, dict) and bounds.get("method"):
+            spread = f"no interval: {bounds['method']}"  # the figure is itself a probability
+        detail = f"{label} {figure(value)} ({spread}, n = {figure(finding.get('n'), 'd')})"
         if finding.get("needs"):
-            line += f"; needs {finding['needs']}"
-        lines.append(line)
+            detail += f"; needs {finding['needs']}"
+        lines.append(f"  {'':<16} {detail}")
     return lines
 
 

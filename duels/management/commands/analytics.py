@@ -27,9 +27,4 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(design_shape(data), indent=2))
             return
-        lines = analytics_lines(data)
-        lines.append("")
-        lines.append("findings (the study's claims checked on these duels)")
-        for finding in data.get("findings") or []:
-            lines.append(f"  {finding['verdict']:<16} {finding['claim']}")
-        self.stdout.write("\n".join(lines))
+        self.stdout.write("\n".join(analytics_lines(data)))

@@ -68,9 +68,11 @@ def test_every_block_tolerates_null_figures():
     text = "\n".join(analytics_lines(data))
     assert "None" not in text
     assert "scale: not enough data" in text
-    assert "finding transitive: not enough data — c (ζ — interval: not enough data, n = 0); " \
-        "needs more duels" in text
-    assert "finding solver_not_setter: supported — c (P(top differs) 0.97" in text
+    assert "findings (the study's claims checked on these duels)" in text
+    assert "  not enough data  c\n" in text
+    assert "ζ — (interval: not enough data, n = 0); needs more duels" in text
+    assert "  supported        c\n" in text
+    assert "P(top differs) 0.97 (no interval: a probability, n = 4)" in text
 
 
 def test_figure_and_interval():
