@@ -29,7 +29,7 @@ lock: install
 
 run: install
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py collectstatic --noinput --verbosity 0 --ignore widgetbundle.js --ignore datasets
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py seed_builtin
 	$(BIN)/python manage.py ensure_admin
 	$(BIN)/python manage.py demo_tournament
@@ -52,6 +52,7 @@ bench: install
 	$(BIN)/python benchmarks/sandbox_bench.py
 	$(BIN)/python benchmarks/tournament_bench.py
 	$(BIN)/python benchmarks/web_bench.py
+	$(BIN)/python benchmarks/viewer_bench.py
 	$(BIN)/python benchmarks/exchange_bench.py
 	$(BIN)/python benchmarks/analytics_bench.py
 

@@ -57,8 +57,7 @@ def setup(workdir: str) -> None:
     started = time.perf_counter()
     # As `make run` does (Makefile): hashed, gzip + brotli copies of every static file.
     subprocess.run(
-        [PYTHON, "manage.py", "collectstatic", "--noinput", "--verbosity", "0",
-         "--ignore", "widgetbundle.js", "--ignore", "datasets"],
+        [PYTHON, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
         cwd=ROOT, env=os.environ.copy(), check=True,
     )
     print(f"collectstatic: {time.perf_counter() - started:.1f} s")

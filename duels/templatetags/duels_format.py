@@ -1,13 +1,10 @@
-"""Formatting helpers for the dashboard templates: rates, money, badges, highlighted source."""
+"""Formatting helpers for the dashboard templates: rates, points, money, badges, metric links."""
 
 from __future__ import annotations
 
 from django import template
 from django.utils.html import format_html
-from django.utils.safestring import SafeString, mark_safe
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer
+from django.utils.safestring import SafeString
 
 register = template.Library()
 
@@ -142,42 +139,6 @@ def outcome_badge(duel) -> SafeString:
     if duel.outcome == "draw":
         return format_html('<span class="badge">{}</span>', "draw")
     return format_html('<span class="badge {}">{}</span>', duel.status, duel.status)
-
-
-_SOURCE_FORMATTER_OPTIONS = {
-    "linenos": "table",
-    "anchorlinenos": True,
-    "lineanchors": "L",
-    "linespans": "line",
-    "cssclass": "highlight",
-    "wrapcode": True,
-}
-
-
-@register.simple_tag
-def highlight_source(
-    source: str,
-    line_start: int | None = None,
-    line_end: int | None = None,
-    annotated_ranges: list[tuple[int, int]] | None = None,
-):
-    """Python source highlighted by Pygments (which escapes it), with line numbers and anchors.
-
-    Lines `line_start..line_end` (a range picked in the URL) and every range that notes point
-    at get the `hll` class so they stand out; each line is `<span id="line-N">` and each
-    number links to `#L-N`.
-    """
-    marked: set[int] = set()
-    # Ranges are clamped to the source, so a range from a URL or an imported note costs no
-    # more than the source itself.
-    last_line = source.count("\n") + 1
-    if line_start:
-        marked.update(range(int(line_start), min(int(line_end or line_start), last_line) + 1))
-    for start, end in annotated_ranges or ():
-        marked.update(range(int(start), min(int(end), last_line) + 1))
-    formatter = HtmlFormatter(hl_lines=sorted(marked), **_SOURCE_FORMATTER_OPTIONS)
-    # Pygments escapes every token; the markup around them is its own.
-    return mark_safe(highlight(source, PythonLexer(), formatter))  # noqa: S308
 
 
 @register.simple_tag(takes_context=True)
