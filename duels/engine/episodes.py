@@ -237,14 +237,14 @@ def _play(
             started = time.monotonic()
             # The reply streams to live viewers as it is written; the episode's uuid keys the
             # provider's prompt cache, since every turn resends the same prefix.
-            streamer = ReplyStreamer(episode_uuid=str(episode.uuid), index=progress.index + 1)
-            completion = client.complete(
-                messages,
-                max_tokens=int(params.get("max_tokens", SOLVER_MAX_TOKENS)),
-                temperature=float(params.get("temperature", 0.0)),
-                on_partial=streamer.update,
-                cache_key=str(episode.uuid),
-            )
+            with ReplyStreamer(episode_uuid=str(episode.uuid), index=progress.index + 1) as live:
+                completion = client.complete(
+                    messages,
+                    max_tokens=int(params.get("max_tokens", SOLVER_MAX_TOKENS)),
+                    temperature=float(params.get("temperature", 0.0)),
+                    on_partial=live.update,
+                    cache_key=str(episode.uuid),
+                )
             latency_ms = completion.latency_ms or int((time.monotonic() - started) * 1000)
             parsed = prompts.parse_solver_action(completion.text)
             stepping = time.monotonic()
