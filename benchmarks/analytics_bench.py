@@ -2,8 +2,10 @@
 
     .venv/bin/python benchmarks/analytics_bench.py [--scale 10]
 
-1. Full recomputation (`analytics_refresh`: read, compute, store) on 20 players, 2,000 duels,
-   100,000 episodes, synthetic, inserted with bulk_create into a throw-away SQLite database.
+1. Full recomputation (`analytics_refresh`: read, compute, store; 1,000 bootstrap resamples) on
+   20 players, 2,000 duels, 100,000 episodes, synthetic, inserted with bulk_create into a
+   throw-away SQLite database; the computation's cost at 1,000 vs 200 resamples; the cost of the
+   freshness check every analytics read makes.
 2. The same at `--scale` times the data (default 10×) and the ratio (target ≤ 11×).
 3. Server time of the analytics page (from the cached snapshot) vs the players page.
 """
@@ -174,6 +176,33 @@ def irt_time() -> None:
           f"accuracy {irt['fit']['held_out_accuracy']:.3f})")
 
 
+def resample_cost() -> None:
+    """What the 1,000 bootstrap resamples cost: the computation at 1,000 against 200."""
+    from duels.analytics.compute import analytics_compute
+    from duels.selectors.analytics import analytics_input
+
+    data = analytics_input()
+    times = {}
+    for resamples in (200, 1000):
+        started = time.perf_counter()
+        analytics_compute(data, resamples=resamples)
+        times[resamples] = time.perf_counter() - started
+    print(f"  computation alone: {times[1000]:.2f} s with 1,000 resamples, {times[200]:.2f} s "
+          f"with 200 ({times[1000] / times[200]:.2f}x)")
+
+
+def freshness_cost(rounds: int = 20) -> None:
+    """The staleness check every analytics read makes (the data fingerprint, one query)."""
+    from duels.selectors.analytics import analytics_fingerprint
+
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        analytics_fingerprint()
+        times.append(time.perf_counter() - started)
+    print(f"  freshness check (data fingerprint): median {statistics.median(times) * 1000:.1f} ms")
+
+
 def page_time(path: str, rounds: int = 40) -> float:
     """Median server time of GET `path` for a signed-in user (the players page needs one)."""
     from django.contrib.auth import get_user_model
@@ -206,6 +235,8 @@ def main() -> None:
         insert(DUELS, LOOSE_EPISODES, rng)
         print(f"  inserted in {time.perf_counter() - started:.1f} s")
         one = timed_refresh()
+        resample_cost()
+        freshness_cost()
 
         analytics = page_time("/analytics/")
         players = page_time("/players/")
@@ -218,6 +249,8 @@ def main() -> None:
         insert((args.scale - 1) * DUELS, (args.scale - 1) * LOOSE_EPISODES, rng)
         print(f"  inserted in {time.perf_counter() - started:.1f} s")
         many = timed_refresh()
+        resample_cost()
+        freshness_cost()
         print(f"ratio {args.scale}x / 1x recomputation: {many / one:.2f} "
               f"(target <= {args.scale + 1})")
 
