@@ -12,7 +12,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.db.models import Count
 from django.utils import timezone
 
@@ -101,7 +101,11 @@ def _sandbox() -> dict[str, Any]:
 
 def _workers() -> dict[str, Any]:
     now = timezone.now()
-    live = workers_live()
+    try:
+        live = workers_live()
+    except DatabaseError as error:  # answering, but not migrated (or a query failed)
+        return {"live": None, "items": [],
+                "error": f"{type(error).__name__}; has `manage.py migrate` been run?"}
     return {
         "live": len(live),
         "items": [{"host": worker.host, "pid": worker.pid, "queues": worker.queue_list,

@@ -91,3 +91,15 @@ def test_the_workers_panel_is_for_staff(client, owner, staff):
     page = client.get("/workers/").content.decode()
     assert "gpu-box-3" in page and "duels, episodes" in page and "live" in page
     assert settings.SECRET_KEY not in page
+
+
+def test_healthz_on_a_database_without_tables_says_what_to_run(client, monkeypatch):
+    from django.db import OperationalError
+
+    def no_table():
+        raise OperationalError("no such table: duels_workerheartbeat")
+
+    monkeypatch.setattr("duels.selectors.operations.workers_live", no_table)
+    body = client.get("/healthz").json()
+    assert body["status"] == "degraded" and body["workers"]["live"] is None
+    assert "manage.py migrate" in body["workers"]["error"]
