@@ -185,9 +185,10 @@ class _Validator:
                 self.plan.existing[kind].add(theirs["uuid"])
                 continue
             mine, theirs = _comparable(mine), _comparable(theirs)
-            if kind == "player" and mine.get("parameters_b") is None:
-                # A file that does not know the model's size (older files) keeps ours.
-                theirs = {**theirs, "parameters_b": None}
+            if kind == "player":
+                # What a file leaves unknown (older files: model size, cache prices) keeps ours.
+                unknown = ("parameters_b", "price_cached_in", "price_cache_write")
+                theirs = {**theirs, **{n: None for n in unknown if mine.get(n) is None}}
             if mine != theirs:
                 raise ExchangeImportError(
                     f"{kind} {theirs['uuid']} already exists here with different content "

@@ -108,3 +108,13 @@ def test_compare_shows_thinking_collapsed(reasoning_episode, make, owner_client)
     page = response.content.decode()
     assert page.count('<details class="step-thinking"><summary>thinking</summary>') == 1
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_an_older_file_keeps_cache_prices_set_here_since(reasoning_episode):
+    text = export_text()
+    older = "\n".join(
+        line.replace('"price_cached_in": 0.25, ', "") for line in text.splitlines()
+    ) + "\n"
+    Player.objects.filter(name="claude-x").update(price_cached_in=0.3)
+    import_text(older)  # the same player, its cache price unknown to the file: no conflict
+    assert Player.objects.get(name="claude-x").price_cached_in == 0.3
