@@ -10,13 +10,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from duels.engine.duels import DuelError, duel_create
 from duels.models import Duel, Player
 from duels.selectors.duels import duel_recent_by_user
 
 
-class DuelRateLimited(DuelError):
-    """The user has started as many duels this hour as the limit allows."""
+class DuelRateLimited(Exception):
+    """The user has started as many duels this hour as the limit allows; the message says when
+    they may start another."""
 
 
 def duel_rate_limit_message(*, user: AbstractBaseUser) -> str | None:
@@ -37,13 +37,16 @@ def duel_start_for_user(
     *, user: AbstractBaseUser, a: Player, b: Player, attempts: int, observe: bool,
     cost_cap: float | None,
 ) -> Duel:
-    """Create a duel started by `user`, or raise DuelRateLimited (or DuelError).
+    """Create a duel started by `user`, or raise DuelRateLimited (or the engine's DuelError).
 
     The count and the creation happen in one transaction under a per-user lock, so concurrent
     requests cannot all pass the count before any of them creates: PostgreSQL locks the user's
     row (SELECT ... FOR UPDATE); SQLite opens every transaction IMMEDIATE (settings), which takes
     the database's write lock before the count.
     """
+    # Imported here: the engine pulls in the sandbox and player stacks.
+    from duels.engine.duels import duel_create
+
     with transaction.atomic():
         list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
         message = duel_rate_limit_message(user=user)
