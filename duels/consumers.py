@@ -395,9 +395,6 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
     async def episode_ended(self, event: dict) -> None:
         self.hub.deliver(event, [self])
 
-    async def reply_partial(self, event: dict) -> None:
-        self.hub.deliver(event, [self])
-
     async def duel_updated(self, event: dict) -> None:
         """Not relevant to one episode's stream."""
 
