@@ -141,4 +141,11 @@ class DuelTriggerForm(forms.Form):
         cleaned = super().clean()
         if cleaned.get("a") and cleaned.get("a") == cleaned.get("b"):
             raise forms.ValidationError("Pick two different players.")
+        for side in ("a", "b"):
+            player = cleaned.get(side)
+            if player is not None and player.imported and not player.builtin:
+                self.add_error(side, (
+                    f"{player.name} was imported from a file and is not called until a staff "
+                    "user has set its API-key variable in the admin."
+                ))
         return cleaned

@@ -70,3 +70,11 @@ def test_form_offers_players_by_uuid_with_builtin_label(owner_client, make):
     page = owner_client.get("/duels/new/").text
     assert f'value="{player.uuid}"' in page and "scripted-one (built-in, scripted)" in page
     assert "csrfmiddlewaretoken" in page
+
+
+def test_an_imported_player_waiting_for_review_is_refused(owner_client, make):
+    imported = make.player(name="foreign", provider="openai", model="m", imported=True)
+    response = owner_client.post("/duels/new/", form_data(imported, make.player()))
+    assert response.status_code == 400
+    assert "foreign was imported from a file and is not called until a staff user" in response.text
+    assert not Duel.objects.exists()
