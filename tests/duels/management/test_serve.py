@@ -56,6 +56,13 @@ def test_serve_answers_and_stops_cleanly(tmp_path):
         capture_output=True, text=True, timeout=180,
     )
     assert migrate.returncode == 0, migrate.stderr
+    # As `make run` does: pages name their static files by the collected manifest.
+    collect = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0",
+         "--ignore", "widgetbundle.js", "--ignore", "datasets"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert collect.returncode == 0, collect.stderr
     admin = subprocess.run(
         [sys.executable, "manage.py", "ensure_admin"], cwd=ROOT, env=env, capture_output=True,
         text=True, timeout=60,
