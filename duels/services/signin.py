@@ -9,6 +9,7 @@ the password at all. The failures live in the database, so every web process sha
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 from django.conf import settings
 from django.db.models import Count, Min
@@ -40,7 +41,7 @@ def signin_blocked_message(*, username: str, address: str | None) -> str | None:
         stats = failures.aggregate(count=Count("pk"), oldest=Min("created_at"))
         if stats["count"] >= allowed:
             retry_at = stats["oldest"] + _window()
-            minutes = max(1, round((retry_at - timezone.now()).total_seconds() / 60))
+            minutes = max(1, math.ceil((retry_at - timezone.now()).total_seconds() / 60))
             return (
                 f"Too many failed sign-ins {scope} ({stats['count']} in the last "
                 f"{settings.ENVDUELS_SIGNIN_WINDOW_MINUTES} minutes). Try again in about "
