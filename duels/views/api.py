@@ -236,6 +236,8 @@ def episode_json(episode: Episode) -> dict[str, Any]:
         "status": episode.status, "end_reason": episode.end_reason or None,
         "success": episode.success, "steps": episode.steps,
         "input_tokens": episode.input_tokens, "output_tokens": episode.output_tokens,
+        "cache_read_tokens": episode.cache_read_tokens,
+        "cache_write_tokens": episode.cache_write_tokens,
         "cost": episode.cost, "sandbox_backend": episode.sandbox_backend,
         "prompt_version": episode.prompt_version, "error": episode.error,
         "started_at": iso_time(episode.started_at), "finished_at": iso_time(episode.finished_at),
@@ -251,6 +253,8 @@ def step_json(step: Any) -> dict[str, Any]:
         "success": step.success, "latency_ms": step.latency_ms,
         "input_tokens": step.input_tokens, "output_tokens": step.output_tokens,
         "format_error": step.format_error,
+        "thinking": text_bound(step.thinking, limit=API_TEXT_CHARS),
+        "cache_read_tokens": step.cache_read_tokens, "cache_write_tokens": step.cache_write_tokens,
     }
 
 

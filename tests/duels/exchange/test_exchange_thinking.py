@@ -118,3 +118,14 @@ def test_an_older_file_keeps_cache_prices_set_here_since(reasoning_episode):
     Player.objects.filter(name="claude-x").update(price_cached_in=0.3)
     import_text(older)  # the same player, its cache price unknown to the file: no conflict
     assert Player.objects.get(name="claude-x").price_cached_in == 0.3
+
+
+def test_the_api_carries_thinking_cache_tokens_and_cache_prices(reasoning_episode, owner_client):
+    detail = owner_client.get(f"/api/v1/episodes/{reasoning_episode.uuid}/").json()
+    assert (detail["cache_read_tokens"], detail["cache_write_tokens"]) == (1200, 300)
+    step = next(s for s in detail["trajectory"]["results"] if s["index"] == 1)
+    assert step["thinking"] == THINKING
+    assert (step["cache_read_tokens"], step["cache_write_tokens"]) == (1200, 300)
+    players = owner_client.get("/api/v1/players/").json()["results"]
+    claude = next(p for p in players if p["name"] == "claude-x")
+    assert claude["price_cached_in"] == 0.25 and claude["price_cache_write"] is None
