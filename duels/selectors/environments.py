@@ -13,7 +13,8 @@ from duels.models import Condition, Environment, Episode, Status
 _SUCCESS_AS_NUMBER = Case(
     When(episodes__success=True, then=1.0), default=0.0, output_field=FloatField()
 )
-_FINISHED = Q(episodes__status=Status.FINISHED)
+# Finished episodes, except those of a duel that failed (infrastructure gave out): no result.
+_FINISHED = Q(episodes__status=Status.FINISHED) & ~Q(episodes__duel__status=Status.FAILED)
 
 
 @dataclass(frozen=True)

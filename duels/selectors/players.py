@@ -49,9 +49,11 @@ def player_get(*, player_uuid: UUID) -> Player:
 
 
 def _pass_rates(episodes: QuerySet[Episode]) -> dict:
-    """Unhinted and hinted pass rates (and counts) of finished episodes."""
+    """Unhinted and hinted pass rates (and counts) of finished episodes, leaving out those of a
+    duel that failed (infrastructure gave out: not a result)."""
     as_number = Case(When(success=True, then=1.0), default=0.0, output_field=FloatField())
-    finished = episodes.filter(status=Status.FINISHED).order_by()
+    finished = episodes.filter(status=Status.FINISHED).exclude(
+        duel__status=Status.FAILED).order_by()
     figures = finished.aggregate(
         unhinted=Avg(as_number, filter=Q(condition=Condition.UNHINTED)),
         hinted=Avg(as_number, filter=Q(condition=Condition.HINTED)),
