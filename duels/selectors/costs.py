@@ -230,14 +230,18 @@ def tournament_spend(*, tournament: Tournament) -> TournamentSpend:
         .select_related("a", "b")
     )
     usages: dict[int, PlayerUsage] = {}
+    sides: dict[tuple[int, int, int], Projection] = {}  # a round robin repeats its pairs
     remaining = Projection()
     for duel in open_duels:
         for player in (duel.a, duel.b):
             if player.pk not in usages:
                 usages[player.pk] = player_usage(player=player)
         for setter, solver in ((duel.a, duel.b), (duel.b, duel.a)):
-            remaining.add(side_projection(setter=setter, solver=solver,
-                                          attempts=duel.attempts, usages=usages))
+            key = (setter.pk, solver.pk, duel.attempts)
+            if key not in sides:
+                sides[key] = side_projection(setter=setter, solver=solver,
+                                             attempts=duel.attempts, usages=usages)
+            remaining.add(sides[key])
     return TournamentSpend(
         spent=float(tournament.cost or 0.0),
         prompt_tokens=int(totals["prompt"] or 0),
