@@ -112,9 +112,11 @@ def environment_episodes(*, environment: Environment) -> QuerySet[Episode]:
 
 
 def environment_outcomes(*, environment: Environment) -> list[dict]:
-    """Per solver and condition: finished episodes, passes and pass rate (one query)."""
+    """Per solver and condition: finished episodes, passes and pass rate (one query); a failed
+    duel's episodes are no result and are left out."""
     rows = (
         Episode.objects.filter(environment=environment, status=Status.FINISHED)
+        .exclude(duel__status=Status.FAILED)
         .order_by()
         .values("solver__name", "solver__uuid", "condition")
         .annotate(episodes=Count("pk"), passed=Count("pk", filter=Q(success=True)))

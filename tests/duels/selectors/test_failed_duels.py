@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from duels.models import Duel, Status
-from duels.selectors.environments import environment_list
+from duels.selectors.environments import environment_list, environment_outcomes
 from duels.selectors.players import player_pass_rates
 
 pytestmark = pytest.mark.django_db
@@ -24,3 +24,4 @@ def test_finished_episodes_of_a_failed_duel_count_nowhere(make):
              for env in environment_list()}
     assert rates[counted.env_a_id] == (0.0, 0.5, 4)
     assert rates[failed.env_a_id] == (None, None, 0)
+    assert environment_outcomes(environment=failed.env_a) == []
