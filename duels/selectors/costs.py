@@ -18,7 +18,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from django.db.models import Sum
+from django.core.cache import cache
+from django.db.models import Count, Sum
 
 from duels.models import Environment, Episode, ModelCall, Player, Status, Step, Tournament
 
@@ -31,6 +32,7 @@ DEFAULT_REPLY = 150
 DEFAULT_SETTER_IN = 2500
 DEFAULT_SETTER_OUT = 2500
 DEFAULT_STEP_LIMIT = 30  # the environment contract's usual max_steps
+USAGE_CACHE_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,17 @@ class Projection:
 
 
 def player_usage(*, player: Player) -> PlayerUsage:
+    """`player`'s recent token profile, read at most once a minute per process (a live
+    tournament page asks for it every few seconds)."""
+    key = f"envduels:player-usage:{player.uuid}"
+    usage = cache.get(key)
+    if usage is None:
+        usage = player_usage_read(player=player)
+        cache.set(key, usage, USAGE_CACHE_SECONDS)
+    return usage
+
+
+def player_usage_read(*, player: Player) -> PlayerUsage:
     """Read `player`'s recent steps, episodes, setter calls and environments."""
     rows = list(
         Step.objects.filter(episode__solver=player, index__gte=1)
@@ -225,27 +238,24 @@ def tournament_spend(*, tournament: Tournament) -> TournamentSpend:
     totals = Episode.objects.filter(duel__tournament=tournament).aggregate(
         prompt=Sum("input_tokens"), cached=Sum("cache_read_tokens")
     )
-    open_duels = list(
+    open_groups = list(
         tournament.duels.filter(status__in=[Status.PENDING, Status.RUNNING])
-        .select_related("a", "b")
+        .values("a_id", "b_id", "attempts").annotate(count=Count("id"))
     )
-    usages: dict[int, PlayerUsage] = {}
-    sides: dict[tuple[int, int, int], Projection] = {}  # a round robin repeats its pairs
+    ids = {row[side] for row in open_groups for side in ("a_id", "b_id")}
+    players = {player.pk: player for player in Player.objects.filter(pk__in=ids)}
+    usages = {pk: player_usage(player=player) for pk, player in players.items()}
     remaining = Projection()
-    for duel in open_duels:
-        for player in (duel.a, duel.b):
-            if player.pk not in usages:
-                usages[player.pk] = player_usage(player=player)
-        for setter, solver in ((duel.a, duel.b), (duel.b, duel.a)):
-            key = (setter.pk, solver.pk, duel.attempts)
-            if key not in sides:
-                sides[key] = side_projection(setter=setter, solver=solver,
-                                             attempts=duel.attempts, usages=usages)
-            remaining.add(sides[key])
+    for row in open_groups:  # a round robin repeats its pairs: each is projected once
+        a, b = players[row["a_id"]], players[row["b_id"]]
+        for setter, solver in ((a, b), (b, a)):
+            remaining.add(side_projection(setter=setter, solver=solver,
+                                          attempts=row["attempts"], usages=usages),
+                          times=row["count"])
     return TournamentSpend(
         spent=float(tournament.cost or 0.0),
         prompt_tokens=int(totals["prompt"] or 0),
         cached_tokens=int(totals["cached"] or 0),
-        remaining_duels=len(open_duels),
+        remaining_duels=sum(row["count"] for row in open_groups),
         remaining=remaining,
     )
