@@ -64,14 +64,22 @@ def duel_enqueue(*, duel: Duel) -> None:
 
 
 def queued_drivers() -> set[str]:
-    """UUIDs of tournaments and duels that already have a driver task waiting in the queue."""
+    """UUIDs of tournaments and duels that already have a driver task waiting in the queue, or
+    running on a worker whose heartbeat is live (a dead worker's rows are reaped; a worker
+    without heartbeats, a bare db_worker, is not trusted to be alive)."""
     from django_tasks_db.models import DBTaskResult
 
-    waiting = DBTaskResult.objects.filter(
-        task_path__in=DRIVER_TASK_PATHS,
-        status="READY",
-    ).values_list("args_kwargs", flat=True)
-    kwargs = ((row or {}).get("kwargs", {}) for row in waiting)
+    from duels.engine.worker_registry import worker_dead_after
+    from duels.models import WorkerHeartbeat
+
+    live = set(WorkerHeartbeat.objects.filter(
+        last_seen_at__gte=timezone.now() - worker_dead_after()).values_list("worker_id",
+                                                                             flat=True))
+    rows = DBTaskResult.objects.filter(
+        task_path__in=DRIVER_TASK_PATHS, status__in=["READY", "RUNNING"],
+    ).values_list("status", "worker_ids", "args_kwargs")
+    kwargs = ((row or {}).get("kwargs", {}) for status, workers, row in rows
+              if status == "READY" or (workers and workers[-1] in live))
     return {str(k.get("tournament_uuid") or k.get("duel_uuid")) for k in kwargs}
 
 
