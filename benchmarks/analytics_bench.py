@@ -153,11 +153,15 @@ def timed_refresh() -> float:
     from duels.models import Episode
     from duels.services.analytics import analytics_refresh
 
-    started = time.perf_counter()
-    snapshot = analytics_refresh()
-    elapsed = time.perf_counter() - started
-    print(f"  {Episode.objects.count():,} episodes: full recomputation {elapsed:.2f} s "
-          f"(compute + read {snapshot.duration_ms} ms)")
+    # Best of two: on a shared machine a load burst during one run says nothing about the code.
+    runs = []
+    for _ in range(2):
+        started = time.perf_counter()
+        snapshot = analytics_refresh()
+        runs.append((time.perf_counter() - started, snapshot.duration_ms))
+    elapsed, duration_ms = min(runs)
+    print(f"  {Episode.objects.count():,} episodes: full recomputation {elapsed:.2f} s, best of "
+          f"{', '.join(f'{run:.2f}' for run, _ in runs)} (compute + read {duration_ms} ms)")
     irt_time()
     return elapsed
 
