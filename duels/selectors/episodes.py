@@ -151,7 +151,7 @@ def episode_steps_after(*, episode_pk: int, since: int, limit: int = 500) -> lis
 def episode_counterpart(*, episode: Episode) -> Episode | None:
     """The same environment, solver and seed in the other condition (same duel first)."""
     other = Condition.UNHINTED if episode.hinted else Condition.HINTED
-    candidates = Episode.objects.filter(
+    candidates = Episode.objects.select_related("environment__author", "solver", "hint").filter(
         environment_id=episode.environment_id,
         solver_id=episode.solver_id,
         seed=episode.seed,
