@@ -61,3 +61,15 @@ def test_a_stale_mark_reaches_a_page_that_already_parsed_the_snapshot(owner_clie
     assert 'id="analytics-stale"' not in owner_client.get("/analytics/").content.decode()
     analytics_data_changed()  # e.g. a duel edited in a way no count shows
     assert 'id="analytics-stale"' in owner_client.get("/analytics/").content.decode()
+
+
+def test_transitivity_states_its_definition_and_interval_method(owner_client, make):
+    players = [make.player(name=f"q{i}") for i in range(3)]
+    for i, a in enumerate(players):
+        for b in players[i + 1:]:
+            make.finished_duel(a=a, b=b, unhinted_b=(True, True), hinted_b=(True, True))
+    analytics_refresh()
+    content = owner_client.get("/analytics/").content.decode()
+    assert "ζ and the share are computed over decided triples" in content
+    assert "1 of 1 triples are decided" in content
+    assert "bootstrap percentile, 1000 resamples of whole duels" in content
