@@ -66,8 +66,9 @@ class AnalyticsBrowserTest(BrowserTestCase):
         self.page.goto(f"{self.live_server_url}/analytics/")
         charts = self.page.locator(".js-chart")
         slugs = [charts.nth(i).get_attribute("data-figure") for i in range(charts.count())]
-        assert set(slugs) == {"ratings", "head-to-head-wins", "head-to-head-duels",
-                              "setter-solver", "hint-gain", "transfer", "observe"}
+        assert set(slugs) == {"ratings", "solve-author", "head-to-head-wins",
+                              "head-to-head-duels", "setter-solver", "hint-gain", "difficulty",
+                              "transfer", "observe"}
         for slug in slugs:
             drawn = self.page.locator(f'.js-chart[data-figure="{slug}"].js-plotly-plot .main-svg')
             drawn.first.wait_for(state="attached")
