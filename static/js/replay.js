@@ -469,7 +469,8 @@ export class Replay {
     }
     // Only the summary is held: show it and fetch the full step back.
     const summary = this.steps.summary(index);
-    view.append(renderStep({ ...summary, reply: "", format_error: "" }, this.notesUrl));
+    const formatError = summary.formatError ? "(details loading…)" : "";
+    view.append(renderStep({ ...summary, reply: "", format_error: formatError }, this.notesUrl));
     view.append(el("p", "small muted", "Loading the full step…"));
     this.fetchAround(index);
   }
@@ -588,13 +589,15 @@ export function renderStep(data, notesUrl) {
     if (data.done) {
       head.append(el("span", data.success ? "badge ok" : "badge bad", data.success ? "passed" : "failed"));
     }
-    head.append(
-      el(
-        "span",
-        "small muted",
-        `${formatInt(data.latency_ms)} ms · ${formatInt(data.input_tokens)} in / ${formatInt(data.output_tokens)} out tokens`,
-      ),
-    );
+    if (data.latency_ms !== undefined) {
+      head.append(
+        el(
+          "span",
+          "small muted",
+          `${formatInt(data.latency_ms)} ms · ${formatInt(data.input_tokens)} in / ${formatInt(data.output_tokens)} out tokens`,
+        ),
+      );
+    }
   }
   article.append(head);
   if (data.format_error) {
