@@ -269,9 +269,6 @@ ENVDUELS_INFRA_BACKOFF_MAX_SECONDS = env_int("ENVDUELS_INFRA_BACKOFF_MAX_SECONDS
 # Task worker supervisors renew a heartbeat row per worker this often; a worker silent for three
 # beats is dead and its task rows are reaped (manage.py worker, manage.py serve).
 ENVDUELS_WORKER_HEARTBEAT_SECONDS = env_int("ENVDUELS_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
-# Task worker supervisors renew a heartbeat row per worker this often; a worker silent for three
-# beats is dead and its task rows are reaped (manage.py worker, manage.py serve).
-ENVDUELS_WORKER_HEARTBEAT_SECONDS = env_int("ENVDUELS_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
 # Per-episode budgets: an episode that spends more ends as failed with its own reason.
 ENVDUELS_EPISODE_TOKEN_BUDGET = env_int("ENVDUELS_EPISODE_TOKEN_BUDGET", 400_000, minimum=1)
 ENVDUELS_EPISODE_TIME_BUDGET_SECONDS = env_int(
