@@ -49,7 +49,8 @@ def analytics_lines(data: dict[str, Any], *, limit: int = 10) -> list[str]:
     if not data.get("ratings"):
         lines.append("not enough data: no finished duel yet (run a duel or a tournament, then "
                      "`manage.py analytics --refresh`)")
-        return lines
+        # The findings still say what each claim needs.
+        return lines + _finding_lines(data.get("findings") or [])
 
     lines.append("")
     lines.append("ratings (Bradley-Terry, 1000 = anchor, 95% bootstrap interval)")
