@@ -64,7 +64,8 @@ def _run_worker(env: dict) -> tuple[float, int, tuple[int, int]]:
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "db_worker", "--batch", "--queue-name", QUEUES,
          "--no-reload", "--no-startup-delay", "--interval", "0.1", "-v", "0"],
-        cwd=ROOT, env={**env, "ENVDUELS_LOG_LEVEL": "INFO"}, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT, env={**env, "ENVDUELS_SANDBOX_SUPPLY_REPORT": "1"}, stderr=subprocess.PIPE,
+        text=True,
     )
     peak = 0
     lines: list[str] = []

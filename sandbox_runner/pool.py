@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import logging
+import os
 import threading
 from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from sandbox_runner.backends.base import Backend, SandboxProcess
 from sandbox_runner.limits import SandboxLimits, django_setting, prewarm_enabled
 
-logger = logging.getLogger(__name__)
 MAX_WARM_KEYS = 4
 DEFAULT_READY = 8
 
@@ -165,9 +164,10 @@ class WarmPool:
             self.shut_down = True
         self.clear()
         self.starter.shutdown(wait=True)
-        if self.stats.takes:
-            logger.info("sandbox supply: %d taken, %d found ready (hit rate %.2f), %d started",
-                        self.stats.takes, self.stats.hits, self.stats.hit_rate, self.stats.starts)
+        if self.stats.takes and os.environ.get("ENVDUELS_SANDBOX_SUPPLY_REPORT") == "1":
+            # Written straight to stderr: at exit the logging streams may already be closed.
+            os.write(2, (f"sandbox supply: {self.stats.takes} taken, {self.stats.hits} found "
+                         f"ready, {self.stats.starts} started\n").encode())
 
 
 def _started(future: Future[SandboxProcess] | None) -> SandboxProcess | None:

@@ -93,8 +93,11 @@ def processes_named(name: str) -> list[int]:
     return found
 
 
-def test_fork_bomb_times_out(backend):
-    with pytest.raises(SandboxTimeout):
+def test_fork_bomb_is_stopped(backend):
+    # The bomb's forks share the whole sandbox's memory: it ends on the call timeout or, where
+    # the forks reach the sandbox-wide memory limit first, on that limit. Either way it is the
+    # environment's fault and the sandbox is gone.
+    with pytest.raises((SandboxTimeout, SandboxMemoryExceeded)):
         step_once(backend, hostile.FORK_BOMB)
 
 
