@@ -17,6 +17,7 @@ from django.db import DataError, IntegrityError, transaction
 from duels.models import Environment, EnvironmentStatus
 from sandbox_runner import (
     EnvCodeError,
+    SandboxCrashed,
     SandboxError,
     SandboxLimits,
     SandboxUnavailable,
@@ -60,10 +61,16 @@ class ValidationRun:
     def attempt(self, name: str | Callable[[], str], work: Callable[[Any], Any]) -> Any:
         """Run one check's sandbox work; on failure record the check as failed and return None.
 
-        `name` may be a callable, for work that moves through several checks.
+        `name` may be a callable, for work that moves through several checks. A sandbox that
+        dies without the environment's code raising may have been killed from outside (an
+        infrastructure fault, not the setter's): the check runs once more in a fresh sandbox,
+        and only a second crash, which the environment's deterministic code causes again, fails it.
         """
         try:
-            return self.in_fresh_sandbox(work)
+            try:
+                return self.in_fresh_sandbox(work)
+            except SandboxCrashed:
+                return self.in_fresh_sandbox(work)
         except SandboxUnavailable:
             raise
         except EnvCodeError as error:

@@ -89,3 +89,48 @@ def test_source_over_64_kib_is_refused_without_a_sandbox():
                                            backend="auto")
     assert checks(report)["source_size"] is False
     assert report["valid"] is False
+
+
+def kill_from_outside(sandbox) -> None:
+    """SIGKILL the sandbox as a restarted engine or an operator would, behind the host's back."""
+    import os
+    import signal
+    import time
+
+    process = sandbox.process
+    if hasattr(process, "popen"):
+        os.killpg(process.popen.pid, signal.SIGKILL)
+        process.popen.wait(timeout=10)
+    else:
+        process.container.kill()
+        time.sleep(0.5)
+
+
+def test_a_sandbox_killed_from_outside_is_not_the_setters_fault(any_backend, monkeypatch):
+    from duels.engine import validation
+
+    original = validation.ValidationRun.in_fresh_sandbox
+    killed = []
+
+    def kill_the_first(self, work):
+        def killed_before_work(sandbox):
+            if not killed:
+                killed.append(sandbox.backend_name)
+                kill_from_outside(sandbox)
+            return work(sandbox)
+
+        return original(self, killed_before_work)
+
+    monkeypatch.setattr(validation.ValidationRun, "in_fresh_sandbox", kill_the_first)
+    report = report_for(MAZE_ENV, any_backend)
+    assert killed, "a sandbox was killed mid-validation"
+    assert report["valid"] is True, report
+
+
+def test_an_environment_that_kills_its_own_sandbox_is_invalid(any_backend):
+    source = MAZE_ENV.replace("def reset(self, seed):",
+                              "def reset(self, seed):\n        import os; os._exit(3)\n"
+                              "    def _unused(self, seed):")
+    report = report_for(source, any_backend)
+    assert report["valid"] is False
+    assert checks(report)["reset_deterministic"] is False
