@@ -26,8 +26,12 @@ CUT_MARKER = "\n[… {cut:,} characters cut by EnvDuels …]\n"
 def text_bound(text: str, *, limit: int) -> str:
     """`text` if it has at most `limit` characters, else its head and tail around a cut marker.
 
-    The result never exceeds `limit` characters (limits below ~100 keep the head only).
+    The result never exceeds `limit` characters (limits below ~100 keep the head only). NUL
+    characters, which PostgreSQL cannot store in text, become U+FFFD, so an environment or a
+    model that sends one cannot make storing its step fail.
     """
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
     if len(text) <= limit:
         return text
     room = limit - len(CUT_MARKER.format(cut=len(text)))

@@ -24,3 +24,8 @@ def test_long_text_keeps_head_and_tail_and_states_the_cut_exactly(length):
     cut = int(re.search(r"\[… ([\d,]+) characters cut", bounded).group(1).replace(",", ""))
     marker = re.search(r"\n\[…[^\]]*\]\n", bounded).group(0)
     assert len(bounded) - len(marker) == length - cut
+
+
+def test_nul_characters_become_replacement_characters():
+    assert text_bound("a\x00b", limit=100) == "a\ufffdb"
+    assert "\x00" not in text_bound("\x00" * 500, limit=100)
