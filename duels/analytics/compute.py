@@ -1,8 +1,8 @@
 """One entry point: every analytics figure from plain data, in the shape of docs/json-outputs.md.
 
-`analytics_compute(data)` returns the keys of docs/json-outputs.md (players named
-by name, null where a figure cannot be computed yet) plus `figures` (plotly JSON and the table
-behind each chart) and `summary` (counts) for the page.
+`analytics_compute(data)` returns the keys of docs/json-outputs.md (players named by name, null
+where a figure cannot be computed yet) plus `figures` (plotly JSON and the table behind each
+chart), `summary` (counts) and `interval_methods` (how each interval is computed) for the page.
 """
 
 from __future__ import annotations
