@@ -8,9 +8,9 @@ its own table row, so a marked range can never run lines together.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
 
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES
 
@@ -47,19 +47,24 @@ def _css_class(token_type) -> str:
 
 def source_highlighted_lines(source: str) -> list[SafeString]:
     """Pygments-highlighted HTML for each line of `source` (every token escaped)."""
-    lines: list[list[str]] = [[]]
+    lines: list[list[tuple[str, str]]] = [[]]
     for token_type, value in PythonLexer(stripnl=False, ensurenl=False).get_tokens(source):
         css = _css_class(token_type)
         for index, part in enumerate(value.split("\n")):
             if index:
                 lines.append([])
             if part:
-                text = escape(part, quote=False)
-                lines[-1].append(f'<span class="{css}">{text}</span>' if css else text)
+                lines[-1].append((css, part))
     if len(lines) > 1 and not lines[-1] and source.endswith("\n"):
         lines.pop()
-    # Pygments output is escaped token by token above; only its span markup is added.
-    return [mark_safe("".join(parts)) for parts in lines]  # noqa: S308
+    # format_html escapes every token; only the span markup around it is ours.
+    return [
+        format_html_join("", "{}", (
+            (format_html('<span class="{}">{}</span>', css, part) if css else part,)
+            for css, part in parts
+        ))
+        for parts in lines
+    ]
 
 
 def environment_source_lines(
