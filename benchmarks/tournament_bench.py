@@ -3,13 +3,14 @@ only (the headline), per sandbox backend in one run, with the sandbox supply's h
 peak RSS (ready sandboxes included) for 1 round vs 4 rounds.
 
 Built-in players with ENVDUELS_BUILTIN_LATENCY_MS=200 (every completion waits 200 ms), 4 players,
-k=4, concurrency 16, run by one real `manage.py db_worker --batch` process on a fresh SQLite
-database, serving the engine's queues ("duels" for the drivers, "default" for the stale sweep).
+k=4, concurrency 16 (each player allowed 16 completions at once, so its own limit does not
+bind), run by one real `manage.py db_worker --batch` process on a fresh SQLite database, serving
+the engine's queues ("duels" for the drivers, "default" for the stale sweep).
 The "analytics" queue is left out: the analytics refresh a finished duel asks for runs 10 s
 later, so whether it lands inside the batch depends on timing (it did in 4 rounds and not in 1,
 adding its own ~20 MiB); analytics memory is measured by benchmarks/analytics_bench.py.
-Run: `.venv/bin/python benchmarks/tournament_bench.py [--backends bwrap,docker]` (default: every
-isolated backend that works here).
+Run: `.venv/bin/python benchmarks/tournament_bench.py [--backends bwrap,docker]` (default: both;
+a backend that does not work here is skipped with its reason).
 
 The lower bound uses the durations measured in the run itself. No schedule can finish before
   (a) the longest duel chain: its authoring (the slower setter's model calls) followed by its
@@ -89,6 +90,9 @@ def _tournament(env: dict, rounds: int) -> str:
             "from duels.models import Player\n"
             "from duels.engine.queue import tournament_enqueue\n"
             "from duels.engine.tournaments import tournament_create\n"
+            # A player's own concurrency limit is a throttle its owner sets, not engine
+            # overhead: give each benchmarked player as many slots as the tournament has.
+            f"Player.objects.filter(name__in={PLAYERS!r}).update(max_concurrency={CONCURRENCY})\n"
             f"players = list(Player.objects.filter(name__in={PLAYERS!r}))\n"
             f"t = tournament_create(players=players, rounds={rounds}, attempts={ATTEMPTS}, "
             f"concurrency={CONCURRENCY})\n"
