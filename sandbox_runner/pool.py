@@ -41,7 +41,8 @@ def ready_max() -> int:
 
 @dataclass
 class SupplyStats:
-    """Takes and hits since start: a hit is a take that found a started sandbox waiting."""
+    """Takes and hits since start: a hit is a take that found a started sandbox waiting (not
+    one still starting)."""
 
     takes: int = 0
     hits: int = 0
@@ -86,6 +87,8 @@ class WarmPool:
             future = supply.ready.popleft() if supply.ready else None
             supply.in_use += 1
             self.stats.takes += 1
+            # A hit is a sandbox already started; one still starting saves only part of the wait.
+            self.stats.hits += future is not None and future.done()
         try:
             process = _started(future)
             pooled = process is not None
@@ -95,7 +98,6 @@ class WarmPool:
             self._release(key)
             raise
         with self.lock:
-            self.stats.hits += pooled
             self.stats.starts += not pooled
         self._track(key, process)
         if backend.name != "unsafe-local" and prewarm_enabled():
