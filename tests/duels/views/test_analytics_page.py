@@ -42,7 +42,8 @@ def test_page_reads_the_snapshot_and_draws_from_a_data_island(make, owner_client
         response = owner_client.get("/analytics/")
     content = response.content.decode()
     assert "Figures computed at" in content
-    assert 'id="analytics-figures"' in content and "vendor/plotly/plotly-cartesian.min.js" in content
+    assert 'id="analytics-figures"' in content
+    assert "vendor/plotly/plotly-cartesian.min.js" in content
     island_tag = '<script id="analytics-figures" type="application/json">'
     assert "<script>" not in content.replace(island_tag, "")
     for slug in ("ratings", "head-to-head-wins", "head-to-head-duels", "setter-solver",
