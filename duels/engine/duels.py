@@ -40,7 +40,7 @@ def duel_create(
     )
 
 
-def _in_thread(function, **kwargs):
+def in_own_connection(function, **kwargs):
     """Run `function` in a worker thread with its own database connection, closed afterwards."""
     try:
         close_old_connections()
@@ -65,8 +65,8 @@ def duel_author(*, duel: Duel, owner: str | None = None, claimed: bool = False) 
         digests = duel_observe_digests(duel=duel)
         # B's setter in a second thread, A's in this one.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="setter") as pool:
-            side_b = pool.submit(_in_thread, duel_author_side, duel=Duel.objects.get(pk=duel.pk),
-                                 side="b", digests=digests)
+            side_b = pool.submit(in_own_connection, duel_author_side,
+                                 duel=Duel.objects.get(pk=duel.pk), side="b", digests=digests)
             sides = {"a": duel_author_side(duel=Duel.objects.get(pk=duel.pk), side="a",
                                            digests=digests)}
             sides["b"] = side_b.result()

@@ -15,12 +15,18 @@ import logging
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from django.db import DatabaseError, close_old_connections, connection, connections, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Min, Q, QuerySet
 from django.utils import timezone
 
 from duels.engine.costs import CostCapReached
-from duels.engine.duels import duel_author, duel_cancel, duel_fail, duel_finalize_if_complete
+from duels.engine.duels import (
+    duel_author,
+    duel_cancel,
+    duel_fail,
+    duel_finalize_if_complete,
+    in_own_connection,
+)
 from duels.engine.episodes import episode_run
 from duels.engine.faults import INFRASTRUCTURE, duel_authoring_infra_fault, fault_kind
 from duels.engine.leases import (
@@ -130,14 +136,6 @@ def _claim_episode(scope: _Scope, owner: str, limit: int) -> int | None:
     return None
 
 
-def _in_thread(function, **kwargs):
-    try:
-        close_old_connections()
-        return function(**kwargs)
-    finally:
-        connections.close_all()
-
-
 def _finalize_finished_duels(scope: _Scope) -> None:
     """Finish duels whose last episode ended (also after a worker died right before scoring)."""
     open_episodes = Q(episodes__status__in=[Status.PENDING, Status.RUNNING])
@@ -179,7 +177,7 @@ class _Driver:
                          owner=self.owner, stop=self.stop)
 
     def _submit(self, kind: str, object_id: int, function, **kwargs) -> None:
-        self.active[self.pool.submit(_in_thread, function, **kwargs)] = (kind, object_id)
+        self.active[self.pool.submit(in_own_connection, function, **kwargs)] = (kind, object_id)
 
     def collect(self) -> None:
         finished, _ = wait(list(self.active), timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
