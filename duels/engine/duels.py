@@ -15,6 +15,13 @@ from django.utils import timezone
 
 from duels.engine.authoring import AuthoredSide, duel_author_side, duel_observe_digests
 from duels.engine.doorbell import doorbell_duel_updated
+from duels.engine.faults import (
+    fault_describe,
+    fault_is_lasting,
+    infra_gave_up_reason,
+    infra_max_tries,
+    infra_retry_at,
+)
 from duels.engine.leases import duel_claim_authoring, heartbeat, worker_identity
 from duels.engine.queue import analytics_data_changed
 from duels.models import DONE_STATUSES, Condition, Duel, EndReason, Episode, Player, Status
@@ -211,3 +218,21 @@ def duel_result(*, duel: Duel) -> dict:
             "flips": figures.flips,
         }
     return result
+
+
+def duel_authoring_infra_fault(*, duel_id: int, owner: str, error: BaseException) -> None:
+    """Hand a duel's authoring back after an infrastructure fault (a setter's provider down,
+    the validation sandbox gone), to be claimed again after a backoff; once out of tries (or
+    for a lasting fault) end the duel failed, unscored. A side already authored is kept."""
+    message = fault_describe(error)
+    duel = Duel.objects.get(pk=duel_id)
+    faults = duel.infra_faults + 1
+    if fault_is_lasting(error) or faults >= infra_max_tries():
+        Duel.objects.filter(pk=duel_id).update(infra_faults=faults)
+        duel_fail(duel=duel, reason=infra_gave_up_reason(what="authoring", faults=faults,
+                                                         error=message))
+        return
+    Duel.objects.filter(pk=duel_id, status=Status.RUNNING, lease_owner=owner).update(
+        infra_faults=faults, error=message, lease_owner="",
+        lease_expires_at=infra_retry_at(faults=faults),
+    )

@@ -83,24 +83,3 @@ def infra_gave_up_reason(*, what: str, faults: int, error: str) -> str:
     tries = "try" if faults == 1 else "tries"
     return (f"infrastructure fault, not a result: {what} failed {faults} {tries} "
             f"(last: {error}); the duel is left out of every score and rating")
-
-
-def duel_authoring_infra_fault(*, duel_id: int, owner: str, error: BaseException) -> None:
-    """Hand a duel's authoring back after an infrastructure fault (a setter's provider down,
-    the validation sandbox gone), to be claimed again after a backoff; once out of tries (or
-    for a lasting fault) end the duel failed, unscored. A side already authored is kept."""
-    from duels.engine.duels import duel_fail
-    from duels.models import Duel, Status
-
-    message = fault_describe(error)
-    duel = Duel.objects.get(pk=duel_id)
-    faults = duel.infra_faults + 1
-    if fault_is_lasting(error) or faults >= infra_max_tries():
-        Duel.objects.filter(pk=duel_id).update(infra_faults=faults)
-        duel_fail(duel=duel, reason=infra_gave_up_reason(what="authoring", faults=faults,
-                                                         error=message))
-        return
-    Duel.objects.filter(pk=duel_id, status=Status.RUNNING, lease_owner=owner).update(
-        infra_faults=faults, error=message, lease_owner="",
-        lease_expires_at=infra_retry_at(faults=faults),
-    )

@@ -13,7 +13,8 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from duels.engine.leases import lease_seconds
-from duels.models import Duel, Status, Tournament
+from duels.engine.worker_registry import worker_dead_after
+from duels.models import Duel, Status, Tournament, WorkerHeartbeat
 
 SWEEP_TASK_PATH = "duels.tasks.stale_work_sweep_task"
 DRIVER_TASK_PATHS = ("duels.tasks.tournament_drive_task", "duels.tasks.duel_drive_task")
@@ -68,9 +69,6 @@ def queued_drivers() -> set[str]:
     running on a worker whose heartbeat is live (a dead worker's rows are reaped; a worker
     without heartbeats, a bare db_worker, is not trusted to be alive)."""
     from django_tasks_db.models import DBTaskResult
-
-    from duels.engine.worker_registry import worker_dead_after
-    from duels.models import WorkerHeartbeat
 
     live = set(WorkerHeartbeat.objects.filter(
         last_seen_at__gte=timezone.now() - worker_dead_after()).values_list("worker_id",

@@ -22,13 +22,14 @@ from django.utils import timezone
 from duels.engine.costs import CostCapReached
 from duels.engine.duels import (
     duel_author,
+    duel_authoring_infra_fault,
     duel_cancel,
     duel_fail,
     duel_finalize_if_complete,
     in_own_connection,
 )
 from duels.engine.episodes import episode_run
-from duels.engine.faults import INFRASTRUCTURE, duel_authoring_infra_fault, fault_kind
+from duels.engine.faults import INFRASTRUCTURE, fault_kind
 from duels.engine.leases import (
     claimable_authoring,
     claimable_episodes,

@@ -30,6 +30,8 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
+from duels.engine.worker_registry import heartbeat_seconds
+
 logger = logging.getLogger(__name__)
 
 # The engine's queues (drivers of tournaments and duels) and the short jobs' queues. Together
@@ -43,10 +45,6 @@ PR_SET_PDEATHSIG = 1
 def all_queues() -> list[str]:
     """Every queue the task backend knows (what a worker machine must serve)."""
     return list(settings.TASKS["default"].get("QUEUES", [])) or [*ENGINE_QUEUES, *SERVICE_QUEUES]
-
-
-def heartbeat_seconds() -> float:
-    return float(getattr(settings, "ENVDUELS_WORKER_HEARTBEAT_SECONDS", 10))
 
 
 def _die_with_parent() -> None:

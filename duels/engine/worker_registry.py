@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -34,9 +35,12 @@ class WorkerDied(Exception):
     """The worker running a task died; the task row was reaped (the engine resumes the work)."""
 
 
-def worker_dead_after() -> timedelta:
-    from duels.engine.supervisor import heartbeat_seconds
+def heartbeat_seconds() -> float:
+    """How often a supervisor renews its workers' heartbeats (ENVDUELS_WORKER_HEARTBEAT_SECONDS)."""
+    return float(getattr(settings, "ENVDUELS_WORKER_HEARTBEAT_SECONDS", 10))
 
+
+def worker_dead_after() -> timedelta:
     return timedelta(seconds=DEAD_AFTER_BEATS * heartbeat_seconds())
 
 
