@@ -1,7 +1,8 @@
-"""Private PostgreSQL and Redis servers a test may restart without disturbing anyone else.
+"""Private PostgreSQL, Redis and Docker engines a test may restart without disturbing anyone else.
 
-Each listens on 127.0.0.1 on a free port with its data in a temporary directory, and is stopped
-and removed afterwards. PostgreSQL runs as the `postgres` system user (initdb refuses root).
+PostgreSQL and Redis listen on 127.0.0.1 on a free port; the Docker engine on a unix socket. Each
+keeps its data in a temporary directory and is stopped and removed afterwards. PostgreSQL runs
+as the `postgres` system user (initdb refuses root).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -140,3 +142,81 @@ def private_redis() -> Iterator[PrivateRedis]:
         yield server
     finally:
         server.stop()
+
+
+@dataclass
+class PrivateDocker:
+    """A second dockerd (with its own containerd) on a private socket, data and run directories:
+    stopping it stops only its own containers, as a real engine restart would."""
+
+    root: Path
+    process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.root / 'docker.sock'}"
+
+    def client(self):
+        import docker
+
+        return docker.DockerClient(base_url=self.url, timeout=120)
+
+    def start(self) -> None:
+        with open(self.root / "dockerd.log", "ab") as log:
+            self.process = subprocess.Popen(
+                ["dockerd", "--host", self.url, "--data-root", str(self.root / "data"),
+                 "--exec-root", str(self.root / "run"), "--pidfile", str(self.root / "docker.pid"),
+                 "--bridge", "none", "--iptables=false", "--ip-masq=false"],
+                stdout=log, stderr=log, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with contextlib.suppress(Exception):
+                if self.client().ping():
+                    return
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.2)
+        raise AssertionError("the private dockerd did not come up; its log:\n"
+                             + (self.root / "dockerd.log").read_text()[-3000:])
+
+    def stop(self) -> None:
+        """Stop the engine as `systemctl stop docker` would: SIGTERM, its containers with it."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
+
+    def restart(self, *, down_seconds: float = 0.0) -> None:
+        self.stop()
+        time.sleep(down_seconds)
+        self.start()
+
+
+@contextlib.contextmanager
+def private_docker(*, image: str) -> Iterator[PrivateDocker]:
+    """A throwaway Docker engine holding a copy of `image` from the machine's own engine."""
+    need(os.geteuid() == 0 and shutil.which("dockerd") is not None,
+         "a private Docker engine needs dockerd and root")
+    import docker
+
+    try:
+        source = docker.from_env(timeout=120)
+        archive = b"".join(source.images.get(image).save(named=True))
+    except Exception as error:
+        need(False, f"the machine's Docker engine has no {image} to copy ({error})")
+    server = PrivateDocker(root=Path(tempfile.mkdtemp(prefix="envduels-dockerd-")))
+    try:
+        server.start()
+        server.client().images.load(archive)
+        yield server
+    finally:
+        server.stop()
+        # The engine unmounts its layers on a clean stop; after a forced one, lazily detach them.
+        mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+        for mount in sorted((m for m in mounts if m.startswith(str(server.root))), reverse=True):
+            subprocess.run(["umount", "-l", mount], capture_output=True, timeout=10)
+        shutil.rmtree(server.root, ignore_errors=True)

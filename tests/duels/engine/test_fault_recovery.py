@@ -1,5 +1,6 @@
 """Infrastructure faults with real parts: a model server answering 503 for a while, a sandbox
-container killed from outside. The work resumes and the results are those of an undisturbed run."""
+container killed from outside, the Docker engine restarted. The work resumes and the results are
+those of an undisturbed run."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from duels.models import Episode, Player, Status
 from sandbox_runner import available_backends
 from tests.helpers.model_server import ModelServer
 from tests.helpers.parts import need
+from tests.helpers.private_services import private_docker
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -131,5 +133,67 @@ def test_a_sandbox_container_killed_from_outside_mid_episode_is_resumed(settings
     assert hit.exists()
     for episode in hit:
         assert episode.resumes >= 1
+        indices = list(episode.trajectory.order_by("index").values_list("index", flat=True))
+        assert indices == list(range(episode.steps + 1))
+
+
+def _restart_when_an_episode_is_under_way(engine, stop: threading.Event,
+                                          restarted: list[int]) -> None:
+    """Once an episode has stored steps while its sandbox runs, restart the Docker engine."""
+    while not stop.is_set():
+        running = list(Episode.objects.filter(status=Status.RUNNING, steps__gte=1)
+                       .values_list("id", flat=True))
+        if running and engine.client().containers.list(filters={"status": "running"}):
+            engine.restart(down_seconds=1)
+            restarted.extend(running)
+            return
+        time.sleep(0.05)
+
+
+def test_the_docker_engine_restarting_mid_episode_is_resumed(settings, monkeypatch):
+    from duels.services.players import player_seed_builtin
+    from sandbox_runner.backends import _probe_cache
+    from sandbox_runner.backends import docker as docker_backend
+    from sandbox_runner.limits import configured_image
+    from sandbox_runner.pool import POOL
+
+    need("docker" in available_backends(), "the docker sandbox backend is not available here")
+    with private_docker(image=configured_image()) as engine:
+        # Every sandbox of this test lives in the private engine; nothing ready from the
+        # machine's engine may be handed out, before or after.
+        POOL.clear()
+        monkeypatch.setenv("DOCKER_HOST", engine.url)
+        monkeypatch.setattr(docker_backend, "_client", None)
+        monkeypatch.setattr(docker_backend, "_reaped", False)
+        _probe_cache.clear()
+        settings.ENVDUELS_SANDBOX = "docker"
+        settings.ENVDUELS_INFRA_BACKOFF_SECONDS = 1
+        settings.ENVDUELS_INFRA_BACKOFF_MAX_SECONDS = 4
+        settings.ENVDUELS_INFRA_MAX_TRIES = 10  # a restart lasts a few seconds
+        settings.ENVDUELS_BUILTIN_LATENCY_MS = 300  # episodes last long enough to be caught
+        player_seed_builtin()
+        players = list(Player.objects.filter(name__in=["builtin-architect", "builtin-watcher"]))
+        tournament = tournament_create(players=players, rounds=1, attempts=1, concurrency=2)
+        stop, restarted = threading.Event(), []
+        restarter = threading.Thread(target=_restart_when_an_episode_is_under_way,
+                                     args=(engine, stop, restarted))
+        restarter.start()
+        try:
+            assert tournament_drive(tournament=tournament)
+        finally:
+            stop.set()
+            restarter.join(timeout=120)
+            POOL.clear()
+        _probe_cache.clear()
+    assert restarted, "no episode was caught running"
+    tournament.refresh_from_db()
+    assert tournament.status == Status.FINISHED
+    episodes = Episode.objects.filter(duel__tournament=tournament)
+    assert not episodes.exclude(status=Status.FINISHED).exists()
+    # The episodes cut off by the restart were handed back and resumed from their stored steps.
+    hit = episodes.filter(id__in=restarted)
+    assert hit.exists()
+    for episode in hit:
+        assert episode.infra_faults >= 1 and episode.resumes >= 1
         indices = list(episode.trajectory.order_by("index").values_list("index", flat=True))
         assert indices == list(range(episode.steps + 1))
