@@ -45,8 +45,21 @@ def _postgres_bin() -> Path | None:
     return Path(found[-1]).parent if found else None
 
 
+class Restartable:
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def restart(self, *, down_seconds: float = 0.0) -> None:
+        self.stop()
+        time.sleep(down_seconds)
+        self.start()
+
+
 @dataclass
-class PrivatePostgres:
+class PrivatePostgres(Restartable):
     bin_dir: Path
     data_dir: Path
     port: int
@@ -71,11 +84,6 @@ class PrivatePostgres:
     def stop(self) -> None:
         # Fast mode: every client connection is cut, as in a real restart.
         self._ctl("stop", "-m", "fast")
-
-    def restart(self, *, down_seconds: float = 0.0) -> None:
-        self.stop()
-        time.sleep(down_seconds)
-        self.start()
 
 
 @contextlib.contextmanager
@@ -106,7 +114,7 @@ def private_postgres() -> Iterator[PrivatePostgres]:
 
 
 @dataclass
-class PrivateRedis:
+class PrivateRedis(Restartable):
     port: int
     process: subprocess.Popen | None = None
 
@@ -125,11 +133,6 @@ class PrivateRedis:
             self.process.kill()
             self.process.wait(timeout=30)
 
-    def restart(self, *, down_seconds: float = 0.0) -> None:
-        self.stop()
-        time.sleep(down_seconds)
-        self.start()
-
 
 @contextlib.contextmanager
 def private_redis() -> Iterator[PrivateRedis]:
@@ -145,7 +148,7 @@ def private_redis() -> Iterator[PrivateRedis]:
 
 
 @dataclass
-class PrivateDocker:
+class PrivateDocker(Restartable):
     """A second dockerd (with its own containerd) on a private socket, data and run directories:
     stopping it stops only its own containers, as a real engine restart would."""
 
@@ -189,11 +192,6 @@ class PrivateDocker:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=30)
-
-    def restart(self, *, down_seconds: float = 0.0) -> None:
-        self.stop()
-        time.sleep(down_seconds)
-        self.start()
 
 
 @contextlib.contextmanager

@@ -104,37 +104,47 @@ def _kill_the_episode_containers(stop: threading.Event, killed: list[str]) -> No
         time.sleep(0.05)
 
 
-def test_a_sandbox_container_killed_from_outside_mid_episode_is_resumed(settings, monkeypatch):
-    backends = available_backends()
-    need("docker" in backends, "the docker sandbox backend is not available here")
-    settings.ENVDUELS_SANDBOX = "docker"
-    settings.ENVDUELS_INFRA_BACKOFF_SECONDS = 0
-    settings.ENVDUELS_BUILTIN_LATENCY_MS = 300  # episodes last long enough to be caught
+def _drive_disturbed(disturb, *args):
+    """Drive a one-round tournament of two built-in players while `disturb(*args, stop, hits)`
+    runs in a thread; return the tournament (reloaded) and what the disturber hit."""
     from duels.services.players import player_seed_builtin
 
     player_seed_builtin()
     players = list(Player.objects.filter(name__in=["builtin-architect", "builtin-watcher"]))
     tournament = tournament_create(players=players, rounds=1, attempts=1, concurrency=2)
-    stop, killed = threading.Event(), []
-    killer = threading.Thread(target=_kill_the_episode_containers, args=(stop, killed))
-    killer.start()
+    stop, hits = threading.Event(), []
+    disturber = threading.Thread(target=disturb, args=(*args, stop, hits))
+    disturber.start()
     try:
         assert tournament_drive(tournament=tournament)
     finally:
         stop.set()
-        killer.join(timeout=30)
+        disturber.join(timeout=120)
     tournament.refresh_from_db()
-    assert killed, "no episode container was caught running"
+    return tournament, hits
+
+
+def _assert_finished_and_resumed(tournament, hit) -> None:
+    """Every episode finished; each one in `hit` was handed back and resumed, not scored."""
     assert tournament.status == Status.FINISHED
     episodes = Episode.objects.filter(duel__tournament=tournament)
     assert not episodes.exclude(status=Status.FINISHED).exists()
-    # The episode whose container died mid-way was handed back and resumed, not scored.
-    hit = episodes.filter(infra_faults__gt=0, steps__gte=2)
     assert hit.exists()
     for episode in hit:
-        assert episode.resumes >= 1
+        assert episode.infra_faults >= 1 and episode.resumes >= 1
         indices = list(episode.trajectory.order_by("index").values_list("index", flat=True))
         assert indices == list(range(episode.steps + 1))
+
+
+def test_a_sandbox_container_killed_from_outside_mid_episode_is_resumed(settings):
+    need("docker" in available_backends(), "the docker sandbox backend is not available here")
+    settings.ENVDUELS_SANDBOX = "docker"
+    settings.ENVDUELS_INFRA_BACKOFF_SECONDS = 0
+    settings.ENVDUELS_BUILTIN_LATENCY_MS = 300  # episodes last long enough to be caught
+    tournament, killed = _drive_disturbed(_kill_the_episode_containers)
+    assert killed, "no episode container was caught running"
+    _assert_finished_and_resumed(tournament, Episode.objects.filter(
+        duel__tournament=tournament, infra_faults__gt=0, steps__gte=2))
 
 
 def _restart_when_an_episode_is_under_way(engine, stop: threading.Event,
@@ -151,7 +161,6 @@ def _restart_when_an_episode_is_under_way(engine, stop: threading.Event,
 
 
 def test_the_docker_engine_restarting_mid_episode_is_resumed(settings, monkeypatch):
-    from duels.services.players import player_seed_builtin
     from sandbox_runner.backends import _probe_cache
     from sandbox_runner.backends import docker as docker_backend
     from sandbox_runner.limits import configured_image
@@ -171,29 +180,12 @@ def test_the_docker_engine_restarting_mid_episode_is_resumed(settings, monkeypat
         settings.ENVDUELS_INFRA_BACKOFF_MAX_SECONDS = 4
         settings.ENVDUELS_INFRA_MAX_TRIES = 10  # a restart lasts a few seconds
         settings.ENVDUELS_BUILTIN_LATENCY_MS = 300  # episodes last long enough to be caught
-        player_seed_builtin()
-        players = list(Player.objects.filter(name__in=["builtin-architect", "builtin-watcher"]))
-        tournament = tournament_create(players=players, rounds=1, attempts=1, concurrency=2)
-        stop, restarted = threading.Event(), []
-        restarter = threading.Thread(target=_restart_when_an_episode_is_under_way,
-                                     args=(engine, stop, restarted))
-        restarter.start()
         try:
-            assert tournament_drive(tournament=tournament)
+            tournament, restarted = _drive_disturbed(_restart_when_an_episode_is_under_way,
+                                                     engine)
         finally:
-            stop.set()
-            restarter.join(timeout=120)
             POOL.clear()
-        _probe_cache.clear()
+            _probe_cache.clear()
     assert restarted, "no episode was caught running"
-    tournament.refresh_from_db()
-    assert tournament.status == Status.FINISHED
-    episodes = Episode.objects.filter(duel__tournament=tournament)
-    assert not episodes.exclude(status=Status.FINISHED).exists()
     # The episodes cut off by the restart were handed back and resumed from their stored steps.
-    hit = episodes.filter(id__in=restarted)
-    assert hit.exists()
-    for episode in hit:
-        assert episode.infra_faults >= 1 and episode.resumes >= 1
-        indices = list(episode.trajectory.order_by("index").values_list("index", flat=True))
-        assert indices == list(range(episode.steps + 1))
+    _assert_finished_and_resumed(tournament, Episode.objects.filter(id__in=restarted))
