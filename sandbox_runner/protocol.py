@@ -150,6 +150,20 @@ class MultiplexedSocketTransport(Transport):
             chunks.append((self.frame_stream, take))
         return chunks
 
+    def peer_closed(self) -> bool:
+        """True once the attach stream has ended (the container exited), asked of the socket
+        alone: no round trip to the engine, which may be busy starting other containers."""
+        probe = select.poll()
+        probe.register(self.sock.fileno(), select.POLLIN)
+        if not probe.poll(0):
+            return False
+        try:
+            return self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()

@@ -137,3 +137,22 @@ def test_container_exit_is_noticed_promptly(docker):
         with pytest.raises(SandboxCrashed, match="status 7"):
             sandbox.step("go")
     assert time.monotonic() - started < TEST_LIMITS.call_timeout
+
+
+def test_a_ready_container_that_died_is_known_dead_without_asking_the_engine(docker,
+                                                                            monkeypatch):
+    from sandbox_runner.backends.docker import DockerBackend
+
+    process = DockerBackend().start(TEST_LIMITS)
+    try:
+        # Liveness comes from the attach stream alone: the engine is not asked (it may be busy).
+        monkeypatch.setattr(process.container, "reload", lambda: pytest.fail("engine asked"))
+        assert process.alive()
+        docker_client().api.kill(process.container.id)
+        deadline = time.monotonic() + 10
+        while process.alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not process.alive()
+    finally:
+        process.kill()
+    assert not process.alive()
