@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import logging
 import os
 import queue
@@ -30,7 +31,7 @@ from sandbox_runner.backends.base import (
     guest_command,
     memory_message,
 )
-from sandbox_runner.cgroups import process_oom_eventfd
+from sandbox_runner.cgroups import cgroup_mounts, process_oom_eventfd, read_text
 from sandbox_runner.errors import SandboxError, SandboxMemoryExceeded, SandboxUnavailable
 from sandbox_runner.limits import SandboxLimits, configured_image
 from sandbox_runner.protocol import FifoTransport
@@ -45,6 +46,8 @@ CHANNEL_ROOT = Path(tempfile.gettempdir()) / "envduels-sandbox-channels"
 CHANNEL_PATH = "/run/envduels-channel"  # where the container sees its own directory
 READY_TIMEOUT = 30.0  # a loaded CI machine can take a while to start Python in a container
 
+# Requests in flight at once: every ready sandbox starting, plus the removals.
+CONNECTIONS = 64
 _client = None
 _client_lock = threading.Lock()
 _reaped = False
@@ -85,12 +88,28 @@ def docker_client():
             import docker
 
             # Generous: removing a container full of fork-bomb processes can take a while.
-            _client = docker.from_env(timeout=120)
+            # A connection for every sandbox starting or being removed at once.
+            _client = docker.from_env(timeout=120, max_pool_size=CONNECTIONS)
         if not _reaped:
             _reaped = True
             reap_stale_containers(_client)
             reap_stale_channel_dirs()
         return _client
+
+
+@functools.cache
+def _local_cgroup_v1_memory() -> bool:
+    return any(fstype == "cgroup" and "memory" in options
+               for fstype, _root, _mount, options in
+               cgroup_mounts(read_text(Path("/proc/self/mountinfo"))))
+
+
+def memory_alarms_possible(client) -> bool:
+    """Whether a container's v1 memory cgroup can be watched from here: the engine listens on
+    a local unix socket (a remote engine's process ids mean nothing on this host) and memory is
+    a cgroup v1 controller. Elsewhere the container's exit status tells of memory instead."""
+    local = getattr(client.api, "base_url", "") == "http+docker://localhost"
+    return local and _local_cgroup_v1_memory()
 
 
 def pid_alive(pid: int) -> bool:
@@ -193,13 +212,13 @@ class DockerSandboxProcess(SandboxProcess):
     def create(self, client, image: str, limits: SandboxLimits) -> None:
         from docker.types import LogConfig, Mount, Ulimit
 
-        self.container = client.containers.create(
-            image,
-            command=guest_command(limits, python="python3", count_processes=False,
-                                  channel_dir=CHANNEL_PATH),
-            stdin_open=False,
-            tty=False,
-            detach=True,
+        # The low-level API: one request per step, where the high-level one inspects the
+        # container after creating it (every request costs the engine, and the engine's time is
+        # what a tournament of many short episodes waits on).
+        host_config = client.api.create_host_config(
+            # network_disabled (below) keeps the engine from running its network hook (a
+            # re-exec of dockerd per container); the container still gets its own empty
+            # network namespace, loopback only.
             network_mode="none",
             mem_limit=limits.memory_bytes,
             memswap_limit=limits.memory_bytes,
@@ -209,27 +228,38 @@ class DockerSandboxProcess(SandboxProcess):
             tmpfs={"/tmp": f"size={limits.tmpfs_bytes},mode=1777,nosuid,nodev"},
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
-            user="65534:65534",
             init=True,
-            environment={},
-            use_config_proxy=False,
             log_config=LogConfig(type=LogConfig.types.NONE),
-            labels={LABEL: "1", OWNER_LABEL: OWNER},
-            hostname="sandbox",
-            working_dir="/tmp",
             ipc_mode="none",  # own IPC namespace and no writable /dev/shm
             # Only the channel directory, read-only (FIFOs open for writing on a read-only mount).
             mounts=[Mount(CHANNEL_PATH, str(self.host_channel_dir), type="bind", read_only=True)],
             ulimits=[Ulimit(name="core", soft=0, hard=0), Ulimit(name="nofile", soft=256,
                                                                  hard=256)],
         )
+        created = client.api.create_container(
+            image,
+            command=guest_command(limits, python="python3", count_processes=False,
+                                  channel_dir=CHANNEL_PATH),
+            stdin_open=False,
+            tty=False,
+            detach=True,
+            network_disabled=True,
+            user="65534:65534",
+            environment={},
+            use_config_proxy=False,
+            labels={LABEL: "1", OWNER_LABEL: OWNER},
+            hostname="sandbox",
+            working_dir="/tmp",
+            host_config=host_config,
+        )
+        self.container = client.containers.prepare_model({"Id": created["Id"]})
         attached = client.api.attach_socket(
             self.container.id, params={"stdout": 1, "stderr": 1, "stream": 1}
         )
         raw = getattr(attached, "_sock", attached)
         self.transport = FifoTransport(raw, *self.fds)
         self.keep_alive = attached  # closing the wrapper would close the socket
-        self.container.start()
+        client.api.start(self.container.id)
         self.transport.wait_ready(READY_TIMEOUT)
         # The guest holds its ends now: delete the names, so only its private fds remain.
         self.remove_channel_dir()
@@ -238,6 +268,8 @@ class DockerSandboxProcess(SandboxProcess):
     def watch_memory(self, limits: SandboxLimits) -> None:
         """When the engine is local with cgroup v1, learn at once that the container ran out of
         memory even if the guest survives (the kernel killed one of its children)."""
+        if not memory_alarms_possible(self.client):
+            return
         with contextlib.suppress(Exception):
             self.container.reload()
             pid = self.container.attrs.get("State", {}).get("Pid")

@@ -120,6 +120,7 @@ def test_only_the_channel_directory_is_mounted_and_the_hardening_stays(docker):
     assert [(m["Destination"], m["RW"]) for m in mounts] == [(CHANNEL_PATH, False)]
     host = attrs["HostConfig"]
     assert host["NetworkMode"] == "none"
+    assert attrs["Config"]["NetworkDisabled"] is True
     assert host["ReadonlyRootfs"] is True
     assert host["CapDrop"] == ["ALL"]
     assert host["SecurityOpt"] == ["no-new-privileges"]
@@ -156,3 +157,46 @@ def test_a_ready_container_that_died_is_known_dead_without_asking_the_engine(doc
     finally:
         process.kill()
     assert not process.alive()
+
+
+NETWORK_NAMESPACE = '''
+own = os.readlink("/proc/self/ns/net")
+return {"observation": "%s %s" % (own, sorted(os.listdir("/sys/class/net"))), "done": False,
+        "success": False}
+'''
+
+
+def test_the_container_has_a_network_namespace_of_its_own_with_loopback_only(docker):
+    """Networking is disabled at the engine (no per-container network hook), yet every
+    container still gets a fresh, empty network namespace: never the host's, never shared."""
+    import os
+
+    code = hostile.environment(NETWORK_NAMESPACE)
+    # Both at once: a namespace's number is only unique while it exists.
+    with open_sandbox(code, limits=TEST_LIMITS, backend=docker) as first, \
+            open_sandbox(code, limits=TEST_LIMITS, backend=docker) as second:
+        seen = []
+        for sandbox in (first, second):
+            sandbox.reset(0)
+            seen.append(sandbox.step("look").observation.split(" ", 1))
+    host_namespace = os.readlink("/proc/self/ns/net")
+    assert [interfaces for _namespace, interfaces in seen] == ["['lo']", "['lo']"]
+    namespaces = {namespace for namespace, _interfaces in seen}
+    assert len(namespaces) == 2 and host_namespace not in namespaces
+
+
+def test_a_remote_engine_is_never_watched_through_this_hosts_process_ids(monkeypatch):
+    """A remote engine's container pid names some unrelated process here: no memory alarm is
+    taken from it (the container's exit status reports memory instead)."""
+    from types import SimpleNamespace
+
+    from sandbox_runner.backends import docker as docker_module
+
+    monkeypatch.setattr(docker_module, "_local_cgroup_v1_memory", lambda: True)
+
+    def engine(base_url):
+        return SimpleNamespace(api=SimpleNamespace(base_url=base_url))
+
+    assert docker_module.memory_alarms_possible(engine("http+docker://localhost"))
+    for remote in ("http://10.0.0.5:2375", "https://builder:2376", "http+docker://ssh"):
+        assert not docker_module.memory_alarms_possible(engine(remote))
