@@ -124,8 +124,10 @@ TEMPLATES = [
 ]
 
 # Database: SQLite in var/ (WAL, busy timeout) unless DATABASE_URL names another. Every SQLite
-# database, the default one or one named by DATABASE_URL, gets the same settings: several worker
-# threads and processes write to it at once.
+# database, the default one or one named by DATABASE_URL, gets the same settings and the same
+# engine: several worker threads and processes write to it at once, and the threads of one
+# process take turns on a lock of their own rather than in SQLite's polling busy handler.
+SQLITE_ENGINE = "envduels_site.sqlite3_backend"
 SQLITE_OPTIONS = {
     "timeout": 30,
     "transaction_mode": "IMMEDIATE",
@@ -145,6 +147,7 @@ if DATABASE_URL:
                 "DATABASE_URL names an in-memory SQLite database, which workers cannot share; "
                 "name a file, e.g. sqlite:////srv/envduels/envduels.sqlite3"
             )
+        DATABASES["default"]["ENGINE"] = SQLITE_ENGINE
         DATABASES["default"]["CONN_MAX_AGE"] = 0
         DATABASES["default"]["OPTIONS"] = {**SQLITE_OPTIONS,
                                            **DATABASES["default"].get("OPTIONS", {})}
@@ -152,7 +155,7 @@ else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
-            "ENGINE": "django.db.backends.sqlite3",
+            "ENGINE": SQLITE_ENGINE,
             "NAME": VAR_DIR / "envduels.sqlite3",
             "OPTIONS": dict(SQLITE_OPTIONS),
             # A file (not :memory:) so live-server tests and worker processes share it; one per

@@ -1,0 +1,1 @@
+"""SQLite with writers that take turns within a process (see base.py)."""
