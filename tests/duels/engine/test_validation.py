@@ -134,3 +134,33 @@ def test_an_environment_that_kills_its_own_sandbox_is_invalid(any_backend):
     report = report_for(source, any_backend)
     assert report["valid"] is False
     assert checks(report)["reset_deterministic"] is False
+
+
+def test_validation_needs_two_sandboxes_whatever_it_checks(any_backend, monkeypatch):
+    """Validation stands between authoring and the first episode: one sandbox for the first
+    pass, one fresh one for determinism and both reference replays."""
+    from duels.engine import validation
+
+    original = validation.ValidationRun.in_fresh_sandbox
+    opened = []
+
+    def counting(self, work):
+        opened.append(1)
+        return original(self, work)
+
+    monkeypatch.setattr(validation.ValidationRun, "in_fresh_sandbox", counting)
+    report = report_for(MAZE_ENV, any_backend)
+    assert report["valid"] is True
+    assert "replays succeed for seeds [0, 1]" in next(
+        c["detail"] for c in report["checks"] if c["name"] == "reference_solution")
+    assert len(opened) == 2
+
+
+def test_a_reference_replay_that_raises_fails_only_the_reference_check(any_backend):
+    source = MAZE_ENV.replace('return [random.Random(seed).choice(["north", "south"])]',
+                              'raise RuntimeError("no solution today")')
+    report = report_for(source, any_backend)
+    assert checks(report)["reset_deterministic"] is True
+    assert checks(report)["reference_solution"] is False
+    assert "no solution today" in next(
+        c["detail"] for c in report["checks"] if c["name"] == "reference_solution")
