@@ -137,3 +137,25 @@ def test_an_episode_of_a_cancelled_duel_stops_before_its_first_action(make):
     assert episode.status == Status.CANCELLED
     assert episode.end_reason == EndReason.CANCELLED
     assert _indices(episode) == [0]
+
+
+@pytest.mark.parametrize("capped", ["duel", "tournament"])
+def test_a_spent_cost_cap_stops_the_episode_before_its_next_model_call(make, capped):
+    from duels.engine.tournaments import tournament_create
+
+    # A priced solver that never succeeds: only the cap can end the episode early.
+    source = make.TRIVIAL_SOURCE.replace("seed % 3", "'never'")
+    solver = make.player(price_in=500_000.0, price_out=500_000.0)
+    setter = make.player()
+    tournament = tournament_create(players=[setter, solver], rounds=1, attempts=1,
+                                   cost_cap=0.01 if capped == "tournament" else None)
+    duel = duel_create(a=setter, b=solver, attempts=1, tournament=tournament,
+                       cost_cap=0.01 if capped == "duel" else None)
+    duel.status = Status.RUNNING
+    duel.save()
+    episode = episode_run(episode=make.episode(
+        status=Status.PENDING, success=None, duel=duel, solver=solver,
+        environment=make.environment(source=source)))
+    assert (episode.status, episode.end_reason) == (Status.CANCELLED, EndReason.COST_CAP)
+    assert f"{capped} cost cap reached" in episode.error
+    assert _indices(episode) == [0, 1]  # the first call spent the cap; no second one followed
