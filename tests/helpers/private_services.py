@@ -150,7 +150,10 @@ def private_redis() -> Iterator[PrivateRedis]:
 @dataclass
 class PrivateDocker(Restartable):
     """A second dockerd (with its own containerd) on a private socket, data and run directories:
-    stopping it stops only its own containers, as a real engine restart would."""
+    stopping it stops only its own containers, as a real engine restart would.
+
+    It runs in a network namespace of its own: an engine without a bridge deletes the host's
+    `docker0` when it starts, which would break the machine's own engine for everyone else."""
 
     root: Path
     process: subprocess.Popen | None = None
@@ -167,8 +170,9 @@ class PrivateDocker(Restartable):
     def start(self) -> None:
         with open(self.root / "dockerd.log", "ab") as log:
             self.process = subprocess.Popen(
-                ["dockerd", "--host", self.url, "--data-root", str(self.root / "data"),
-                 "--exec-root", str(self.root / "run"), "--pidfile", str(self.root / "docker.pid"),
+                ["unshare", "--net", "--", "dockerd", "--host", self.url,
+                 "--data-root", str(self.root / "data"), "--exec-root", str(self.root / "run"),
+                 "--pidfile", str(self.root / "docker.pid"),
                  "--bridge", "none", "--iptables=false", "--ip-masq=false"],
                 stdout=log, stderr=log, start_new_session=True)
         deadline = time.monotonic() + 60
@@ -197,8 +201,9 @@ class PrivateDocker(Restartable):
 @contextlib.contextmanager
 def private_docker(*, image: str) -> Iterator[PrivateDocker]:
     """A throwaway Docker engine holding a copy of `image` from the machine's own engine."""
-    need(os.geteuid() == 0 and shutil.which("dockerd") is not None,
-         "a private Docker engine needs dockerd and root")
+    need(os.geteuid() == 0 and shutil.which("dockerd") is not None
+         and shutil.which("unshare") is not None,
+         "a private Docker engine needs dockerd, unshare and root")
     import docker
 
     try:

@@ -4,6 +4,7 @@ those of an undisturbed run."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -167,6 +168,7 @@ def test_the_docker_engine_restarting_mid_episode_is_resumed(settings, monkeypat
     from sandbox_runner.pool import POOL
 
     need("docker" in available_backends(), "the docker sandbox backend is not available here")
+    host_interfaces = set(os.listdir("/sys/class/net"))
     with private_docker(image=configured_image()) as engine:
         # Every sandbox of this test lives in the private engine; nothing ready from the
         # machine's engine may be handed out, before or after.
@@ -186,6 +188,8 @@ def test_the_docker_engine_restarting_mid_episode_is_resumed(settings, monkeypat
         finally:
             POOL.clear()
             _probe_cache.clear()
+    # The private engine left the machine's network alone (the host engine's docker0 above all).
+    assert host_interfaces <= set(os.listdir("/sys/class/net"))
     assert restarted, "no episode was caught running"
     # The episodes cut off by the restart were handed back and resumed from their stored steps.
     _assert_finished_and_resumed(tournament, Episode.objects.filter(id__in=restarted))
