@@ -9,6 +9,9 @@ Start time is what a caller of open_sandbox waits for (the warm pool keeps one f
 sandbox started ahead of need); the cold start without the pool is printed alongside.
 Docker sandboxes speak the protocol over a FIFO pair that bypasses dockerd; the bare
 attach-socket echo is printed as a reference for what that path would cost.
+CPU per sandbox is the whole machine's CPU time (from /proc/stat, engine, runtime and kernel
+included) for sandboxes started, loaded, reset, stepped once and removed, four at a time, divided
+by their number: what a tournament of many short episodes pays per episode on top of the models.
 On a shared, busy machine run it a few times: each ratio is the best interleaved batch.
 """
 
@@ -151,6 +154,40 @@ def cold_start(backend: str, repeats: int) -> float:
     return median_seconds(first_observation, repeats)
 
 
+def machine_cpu_seconds() -> float:
+    """CPU time the whole machine has spent (user, nice, system, irq, softirq) since boot."""
+    with open("/proc/stat") as stat:
+        user, nice, system, _idle, _iowait, irq, softirq = map(int, stat.readline().split()[1:8])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_sandbox(backend: str, count: int = 40, at_once: int = 4) -> float:
+    """Machine CPU seconds per sandbox, from start to removal (no pool), `at_once` in flight."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    chosen = get_backend(backend)
+
+    def one(_index: int) -> None:
+        sandbox = Sandbox(chosen.start(LIMITS), LIMITS)
+        try:
+            sandbox.load(TRIVIAL_ENV)
+            sandbox.reset(seed=0)
+            sandbox.step("go north")
+        finally:
+            sandbox.close()
+
+    one(0)
+    before = machine_cpu_seconds()
+    with ThreadPoolExecutor(at_once) as pool:
+        list(pool.map(one, range(count)))
+    if backend == "docker":  # containers are removed off the caller's path: wait for them
+        from sandbox_runner.backends import docker as docker_backend
+
+        while docker_backend._removals.unfinished_tasks:
+            time.sleep(0.02)
+    return (machine_cpu_seconds() - before) / count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
@@ -195,18 +232,19 @@ def main() -> None:
 
     print()
     print(f"{'backend':<9} {'step us':>8} {'ratio':>6} {'target':>7}   "
-          f"{'start ms':>9} {'ratio':>6} {'target':>7}   {'cold ms':>8}")
+          f"{'start ms':>9} {'ratio':>6} {'target':>7}   {'cold ms':>8} {'cpu ms':>7}")
     for backend in backends:
         step = steps[backend]
         start = warm_start(backend, options.starts)
         cold = cold_start(backend, max(3, options.starts // 3))
+        cpu = cpu_per_sandbox(backend)
         start_base = docker_start if backend == "docker" else python_start
         step_target, start_target = TARGETS.get(backend, (float("nan"), float("nan")))
         step_ratio, start_ratio = step / echo, start / start_base
         verdict = "ok" if step_ratio <= step_target and start_ratio <= start_target else "MISS"
         print(f"{backend:<9} {step * 1e6:8.1f} {step_ratio:6.2f} {step_target:6.1f}x   "
               f"{start * 1e3:9.1f} {start_ratio:6.2f} {start_target:6.1f}x   "
-              f"{cold * 1e3:8.1f}  {verdict}")
+              f"{cold * 1e3:8.1f} {cpu * 1e3:7.0f}  {verdict}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ The lower bound uses the durations measured in the run itself. No schedule can f
 Episode work is counted two ways: model time only (the sum of the step latencies: what the run
 would take if the engine and the sandbox cost nothing; the headline) and wall time per episode
 (sandbox included, which hides the sandbox's own overhead).
+Where an episode's time went besides the models: the mean wait for its sandbox (taking a ready
+one, or starting one), and the engine's own time per step (the episode's wall time less its
+model time, its sandbox wait and its sandbox calls, over all steps).
 """
 
 from __future__ import annotations
@@ -137,6 +140,10 @@ def _bounds(var_dir: str, tournament_uuid: str) -> dict:
         authoring[duel.pk] = max(per_side)
     wall = {e.pk: (e.finished_at - e.started_at).total_seconds() for e in episodes}
     model = {e.pk: (e.model_ms or 0) / 1000 for e in episodes}
+    # What an episode spent neither in model calls nor in its sandbox (waiting for one, or in
+    # its calls): the engine's own time per step (prompts, stored steps, doorbells, checks).
+    engine = sum(wall[e.pk] - model[e.pk] - (e.sandbox_start_ms + e.sandbox_step_ms) / 1000
+                 for e in episodes)
 
     def bound(duration: dict) -> float:
         chain = max(authoring[d.pk] + max((duration[e.pk] for e in episodes if e.duel_id == d.pk),
@@ -153,6 +160,8 @@ def _bounds(var_dir: str, tournament_uuid: str) -> dict:
         "elapsed": (tournament.finished_at - started).total_seconds(),
         "bound_wall": bound(wall),
         "bound_model": bound(model),
+        "sandbox_wait": sum(e.sandbox_start_ms for e in episodes) / 1000 / max(1, len(episodes)),
+        "engine_per_step": engine / max(1, sum(e.steps for e in episodes)),
         "backend": episodes[0].sandbox_backend if episodes else "",
     }
 
@@ -197,8 +206,9 @@ def main() -> None:
               f"{figures['seconds_4']:.1f} s")
     print()
     print("| backend | wall time | bound: model time only | ratio | bound: measured episode time "
-          "| ratio | ready-sandbox hit rate | peak RSS 4 rounds / 1 round |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| ratio | ready-sandbox hit rate | wait for a sandbox | engine time per step "
+          "| peak RSS 4 rounds / 1 round |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for backend, figures in rows:
         hit_rate = (f"{figures['ready'] / figures['taken']:.2f} ({figures['ready']}/"
                     f"{figures['taken']})" if figures["taken"] else "not reported")
@@ -206,7 +216,9 @@ def main() -> None:
               f"**{figures['elapsed'] / figures['bound_model']:.2f}x** | "
               f"{figures['bound_wall']:.2f} s | "
               f"{figures['elapsed'] / figures['bound_wall']:.2f}x | "
-              f"{hit_rate} | {figures['peak_4'] / figures['peak_1']:.3f} "
+              f"{hit_rate} | {figures['sandbox_wait'] * 1000:.0f} ms | "
+              f"{figures['engine_per_step'] * 1000:.1f} ms | "
+              f"{figures['peak_4'] / figures['peak_1']:.3f} "
               f"({figures['peak_1'] / 1024:.0f} → {figures['peak_4'] / 1024:.0f} MiB) |")
     print("targets: model-time ratio ≤ 1.5x on bwrap, ≤ 2.0x on docker; peak RSS within 10%")
 
