@@ -183,8 +183,7 @@ def cpu_per_sandbox(backend: str, count: int = 40, at_once: int = 4) -> float:
     if backend == "docker":  # containers are removed off the caller's path: wait for them
         from sandbox_runner.backends import docker as docker_backend
 
-        while docker_backend._removals.unfinished_tasks:
-            time.sleep(0.02)
+        docker_backend._wait_for_removals()
     return (machine_cpu_seconds() - before) / count
 
 

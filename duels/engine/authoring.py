@@ -56,17 +56,22 @@ def duel_charge(*, duel: Duel, cost: float) -> None:
         Tournament.objects.filter(pk=duel.tournament_id).update(cost=F("cost") + cost)
 
 
+# What a cost-cap check reads of a duel, its tournament's spend included, in one query.
+DUEL_SPEND_FIELDS = ("cost", "cost_cap", "tournament__cost", "tournament__cost_cap")
+
+
 def duel_cost_cap_check(*, duel: Duel) -> None:
     """Raise CostCapReached when the duel's or its tournament's cap is spent."""
-    row = Duel.objects.filter(pk=duel.pk).values("cost", "cost_cap", "tournament_id").first()
-    if row is None:
-        return
-    cost_cap_check(spent=row["cost"], cap=row["cost_cap"], scope="duel cost cap")
-    if row["tournament_id"]:
-        tournament = Tournament.objects.filter(pk=row["tournament_id"]).values(
-            "cost", "cost_cap").first()
-        cost_cap_check(spent=tournament["cost"], cap=tournament["cost_cap"],
-                       scope="tournament cost cap")
+    spend = Duel.objects.filter(pk=duel.pk).values(*DUEL_SPEND_FIELDS).first()
+    if spend is not None:
+        duel_spend_check(spend=spend)
+
+
+def duel_spend_check(*, spend: dict) -> None:
+    """Raise CostCapReached when a row of DUEL_SPEND_FIELDS shows a cap spent."""
+    cost_cap_check(spent=spend["cost"], cap=spend["cost_cap"], scope="duel cost cap")
+    cost_cap_check(spent=spend["tournament__cost"] or 0, cap=spend["tournament__cost_cap"],
+                   scope="tournament cost cap")
 
 
 def _bounded_messages(messages: list[Message]) -> list[Message]:

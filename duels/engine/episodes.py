@@ -19,7 +19,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from duels.bounds import OBSERVATION_CHARS, REPLY_CHARS, THINKING_CHARS, text_bound
-from duels.engine.costs import CostCapReached, completion_cost, cost_cap_check
+from duels.engine.authoring import DUEL_SPEND_FIELDS, duel_spend_check
+from duels.engine.costs import CostCapReached, completion_cost
 from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready
 from duels.engine.duels import duel_fail
 from duels.engine.faults import (
@@ -164,26 +165,12 @@ def _doorbell_ids(episode: Episode) -> dict[str, str | None]:
     }
 
 
-class _DuelState:
-    """What the solver loop asks of its duel before each model call, read in one query."""
-
-    def __init__(self, episode: Episode) -> None:
-        self.row = Duel.objects.filter(pk=episode.duel_id).values(
-            "status", "cost", "cost_cap", "tournament__cost", "tournament__cost_cap"
-        ).first() if episode.duel_id else None
-
-    @property
-    def stopped(self) -> bool:
-        """True once the duel was cancelled or failed (its episodes stop at their next step)."""
-        return self.row is not None and self.row["status"] in (Status.CANCELLED, Status.FAILED)
-
-    def check_cost_caps(self) -> None:
-        """Raise CostCapReached once the duel's or its tournament's cap is spent."""
-        if self.row is None:
-            return
-        cost_cap_check(spent=self.row["cost"], cap=self.row["cost_cap"], scope="duel cost cap")
-        cost_cap_check(spent=self.row["tournament__cost"] or 0,
-                       cap=self.row["tournament__cost_cap"], scope="tournament cost cap")
+def _duel_state(episode: Episode) -> dict | None:
+    """What the solver loop asks of its duel before each model call, in one query: its status
+    and what its cost-cap check needs (None for an episode outside any duel)."""
+    if not episode.duel_id:
+        return None
+    return Duel.objects.filter(pk=episode.duel_id).values("status", *DUEL_SPEND_FIELDS).first()
 
 
 def _replay(*, episode: Episode, sandbox, owner: str) -> _Progress:
@@ -239,12 +226,14 @@ def _play(
                 return (Status.FINISHED, EndReason.TIME_BUDGET, False,
                         f"{progress.model_seconds:.0f} s of model time; "
                         f"budget {episode_time_budget_seconds():.0f} s")
-            duel_state = _DuelState(episode)
-            if duel_state.stopped:
+            duel_state = _duel_state(episode)
+            # A cancelled or failed duel: its episodes stop at their next step.
+            if duel_state and duel_state["status"] in (Status.CANCELLED, Status.FAILED):
                 return Status.CANCELLED, EndReason.CANCELLED, None, "the duel was cancelled"
             if stop is not None and stop.is_set():
                 raise _Stopping
-            duel_state.check_cost_caps()
+            if duel_state:
+                duel_spend_check(spend=duel_state)
             messages = prompts.solver_messages(
                 hint=hint_text, history=progress.history, observation=progress.observation
             )

@@ -40,15 +40,15 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super().__init__(*args, **kwargs)
         self.holds_turn = False
         self.wait_seconds = DEFAULT_WAIT_SECONDS
+        self.turn = write_turn(str(self.settings_dict["NAME"]))
 
     def get_connection_params(self):
+        # Bound when the connection opens, to the file it opens (the test runner renames the
+        # database between connections): a turn is always given back to the lock it came from.
         params = super().get_connection_params()
         self.wait_seconds = float(params.get("timeout", DEFAULT_WAIT_SECONDS))
+        self.turn = write_turn(str(params["database"]))
         return params
-
-    @property
-    def turn(self) -> threading.Lock:
-        return write_turn(str(self.settings_dict["NAME"]))
 
     def take_turn(self) -> None:
         """Wait for this process's write turn, as long as SQLite itself would wait."""

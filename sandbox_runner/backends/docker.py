@@ -88,7 +88,6 @@ def docker_client():
             import docker
 
             # Generous: removing a container full of fork-bomb processes can take a while.
-            # A connection for every sandbox starting or being removed at once.
             _client = docker.from_env(timeout=120, max_pool_size=CONNECTIONS)
         if not _reaped:
             _reaped = True
