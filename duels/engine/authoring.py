@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Prefetch
 
@@ -29,6 +30,7 @@ from duels.models import (
 from duels.players import player_client, prompts
 from duels.players.base import Completion, Message, PlayerError
 from sandbox_runner import SandboxUnavailable
+from sandbox_runner.versions import sandbox_python_version
 
 logger = logging.getLogger(__name__)
 
@@ -114,9 +116,12 @@ def setter_answer(
     """Ask the setter for an environment; one repair on a malformed answer, then forfeit.
 
     A PlayerError (the provider still failing after the player's retries) is an infrastructure
-    fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py).
+    fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py),
+    as does SandboxUnavailable when the prompt cannot name the sandbox's Python version.
     """
-    messages = prompts.setter_messages(digests=digests or None)
+    messages = prompts.setter_messages(
+        python_version=sandbox_python_version(backend=settings.ENVDUELS_SANDBOX),
+        digests=digests or None)
     completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.SETTER,
                               messages=messages)
     try:

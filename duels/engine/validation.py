@@ -7,14 +7,25 @@ on the Environment.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
 
+from duels.engine.validation_transcript import (
+    JUNK_ACTIONS,
+    REFERENCE_SEEDS,
+    VALIDATION_SEEDS,
+    Transcript,
+    determinism_problem,
+    hint_leaks,
+    near_miss_warnings,
+    play_script,
+    same_sandbox_problem,
+)
 from duels.models import Environment, EnvironmentStatus
+from duels.players.answers import UNTITLED
 from sandbox_runner import (
     EnvCodeError,
     SandboxCrashed,
@@ -24,15 +35,15 @@ from sandbox_runner import (
     open_sandbox,
 )
 from sandbox_runner.replies import MAX_STEPS, MIN_STEPS
+from sandbox_runner.versions import sandbox_python_version
 
 logger = logging.getLogger(__name__)
 
 MAX_SOURCE_BYTES = 64 * 1024
-VALIDATION_SEEDS = (0, 1, 2)
-REFERENCE_SEEDS = (0, 1)
-JUNK_ACTIONS = ("", "xyzzy", "look around", "!@#$%^&*()", "é🙂" * 20, "north " * 200)
-CHECK_NAMES = ("source_size", "module_loads", "reset_deterministic", "three_seeds_reset",
-               "junk_actions", "reference_solution", "hint_not_in_reset", "within_limits")
+UNTITLED_WARNING = (f"the setter's answer gave no title (no TITLE: line); it is shown as "
+                    f"'{UNTITLED}'")
+CHECK_NAMES = ("source_size", "module_loads", "deterministic", "three_seeds_reset",
+               "junk_actions", "reference_solution", "hint_not_leaked", "within_limits")
 
 
 class ValidationRun:
@@ -44,6 +55,7 @@ class ValidationRun:
         self.backend = backend
         self.backend_used = backend
         self.checks: dict[str, dict[str, Any]] = {}
+        self.warnings: list[str] = []
         self.limit_errors: list[str] = []
         self.max_steps: int | None = None
 
@@ -75,12 +87,24 @@ class ValidationRun:
             raise
         except EnvCodeError as error:
             name = name() if callable(name) else name
-            self.record(name, False, f"the environment failed: {short(error)}")
+            self.record(name, False, f"the environment failed: {short(error)}"
+                        + self.version_note(error))
         except SandboxError as error:
             name = name() if callable(name) else name
             self.limit_errors.append(f"{name}: {type(error).__name__}: {short(error)}")
             self.record(name, False, f"{type(error).__name__}: {short(error)}")
         return None
+
+    def version_note(self, error: EnvCodeError) -> str:
+        """What a SyntaxError or a missing module means here: the sandbox's exact Python."""
+        kind = getattr(error, "error_type", "")
+        if kind not in ("SyntaxError", "ModuleNotFoundError", "ImportError"):
+            return ""
+        version = sandbox_python_version(backend=self.backend_used)
+        if kind == "SyntaxError":
+            return (f" (the sandbox runs Python {version}: syntax of newer versions, such as "
+                    "`type X = ...` or `def f[T](...)`, does not parse there)")
+        return f" (the sandbox runs Python {version}, standard library only)"
 
     def report(self) -> dict[str, Any]:
         for name in CHECK_NAMES:
@@ -88,7 +112,7 @@ class ValidationRun:
                                           "detail": "not run: an earlier check failed"})
         checks = [self.checks[name] for name in CHECK_NAMES]
         return {"valid": all(check["passed"] for check in checks), "backend": self.backend_used,
-                "checks": checks, "max_steps": self.max_steps}
+                "checks": checks, "max_steps": self.max_steps, "warnings": self.warnings}
 
 
 def short(error: BaseException, limit: int = 500) -> str:
@@ -96,108 +120,65 @@ def short(error: BaseException, limit: int = 500) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def normalised(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().casefold()
-
-
 def environment_validation_report(*, source: str, hint_texts: list[str],
                                   limits: SandboxLimits | None = None,
                                   backend: str = "auto") -> dict[str, Any]:
-    """Run every validation check (docs/environments.md) on `source` in fresh sandboxes.
+    """Run every validation check (docs/environments.md) on `source` in two fresh sandboxes.
 
-    Raises SandboxUnavailable when no sandbox can run here (that is not the setter's fault).
+    Both play the same script (validation_transcript.play_script); their transcripts are
+    compared answer by answer. Raises SandboxUnavailable when no sandbox can run here (that is
+    not the setter's fault).
     """
     run = ValidationRun(source, limits, backend)
+    run.warnings.extend(near_miss_warnings(source))
     size = len(source.encode("utf-8", "surrogatepass"))
     if not run.record("source_size", size <= MAX_SOURCE_BYTES,
                       f"{size} bytes (limit {MAX_SOURCE_BYTES})"):
         run.record("within_limits", True, "no sandbox was started")
         return run.report()
 
-    stage = {"check": "module_loads"}
+    transcripts: list[Transcript] = []
+    for _ in range(2):
+        stage = {"check": "module_loads"}
+        transcript = Transcript()
 
-    def first_pass(sandbox) -> dict[str, Any]:
-        stage["check"] = "three_seeds_reset"
-        resets = {seed: sandbox.reset(seed=seed) for seed in VALIDATION_SEEDS}
-        stage["check"] = "reset_deterministic"
-        again = sandbox.reset(seed=0)
-        stage["check"] = "junk_actions"
-        junk = []
-        for action in JUNK_ACTIONS:
-            result = sandbox.step(action)
-            junk.append(result)
-            if result.done:
-                sandbox.reset(seed=0)
-        return {"resets": resets, "again": again, "junk": junk,
-                "has_reference": sandbox.has_reference}
+        def play(sandbox, transcript=transcript, stage=stage) -> dict[str, Any]:
+            transcript.clear()  # a retried attempt starts its transcript again
+            return play_script(sandbox, transcript, stage)
 
-    loaded = run.attempt(lambda: stage["check"], first_pass)
-    if loaded is None:
+        played = run.attempt(lambda stage=stage: stage["check"], play)
         if stage["check"] != "module_loads":
             run.record("module_loads", True, f"Environment loaded; max_steps = {run.max_steps}")
-        finish_limits_check(run)
-        return run.report()
-    run.record("module_loads", True, f"Environment loaded; max_steps = {run.max_steps}")
-    run.record("three_seeds_reset", all(text.strip() for text in loaded["resets"].values()),
-               f"seeds {list(VALIDATION_SEEDS)} reset to non-empty text")
-    run.record("junk_actions", True, f"{len(JUNK_ACTIONS)} junk actions gave well-formed results")
-
-    # The second sandbox: reset(0) again in a fresh process, then the reference replays. Two
-    # sandboxes in all, each on the critical path before any episode.
-    second: dict[str, Any] = {}
-
-    def second_pass(sandbox) -> list[str]:
-        second.clear()
-        second["check"] = "reset_deterministic"
-        second["fresh"] = sandbox.reset(seed=0)
-        second["check"] = "reference_solution"
-        return ([replay_reference(sandbox, seed) for seed in REFERENCE_SEEDS]
-                if loaded["has_reference"] else [])
-
-    replays = run.attempt(lambda: second["check"], second_pass)
-    if "fresh" in second:
-        same = loaded["resets"][0] == loaded["again"] == second["fresh"]
-        run.record("reset_deterministic", same, "reset(0) gives the same text twice and in a "
-                   "fresh sandbox" if same else "reset(0) gave different texts")
-    if replays is not None:
-        record_reference(run, loaded["has_reference"], replays)
-    check_hints(run, loaded["resets"], hint_texts)
+        if played is None:
+            break
+        if not transcripts:
+            record_first_pass(run, played)
+        transcripts.append(transcript)
+    if transcripts:
+        leaks = hint_leaks(transcripts, hint_texts)
+        run.record("hint_not_leaked", not leaks, "; ".join(leaks) or (
+            f"{len(hint_texts)} hint(s) absent from every reset text and observation"))
+    if len(transcripts) == 2:
+        problem = (same_sandbox_problem(transcripts[0])
+                   or determinism_problem(transcripts[0], transcripts[1]))
+        run.record("deterministic", not problem, problem or (
+            "the same seeds and actions gave the same observations, rewards, done and success "
+            f"in two fresh sandboxes ({len(transcripts[0].entries)} answers compared)"))
     finish_limits_check(run)
     return run.report()
 
 
-def replay_reference(sandbox, seed: int) -> str:
-    """Replay reference_solution(seed) from reset(seed); "" when it succeeds, else why not."""
-    sandbox.reset(seed=seed)
-    actions = sandbox.reference_solution(seed) or []
-    if len(actions) > sandbox.max_steps:
-        return f"seed {seed}: {len(actions)} actions exceed max_steps {sandbox.max_steps}"
-    for number, action in enumerate(actions, start=1):
-        result = sandbox.step(action)
-        if result.done:
-            return "" if result.success else (
-                f"seed {seed}: ended at action {number} without success")
-    return f"seed {seed}: the replay never finished the episode"
-
-
-def record_reference(run: ValidationRun, has_reference: bool, replays: list[str]) -> None:
-    if not has_reference:
+def record_first_pass(run: ValidationRun, played: dict[str, Any]) -> None:
+    """Record the checks the first sandbox decides on its own."""
+    run.record("three_seeds_reset", all(text.strip() for text in played["resets"].values()),
+               f"seeds {list(VALIDATION_SEEDS)} reset to non-empty text")
+    run.record("junk_actions", True, f"{len(JUNK_ACTIONS)} junk actions gave well-formed results")
+    if not played["has_reference"]:
         run.record("reference_solution", True, "no reference_solution (optional)")
         return
-    failures = [text for text in replays if text]
+    failures = [text for text in played["replays"] if text]
     run.record("reference_solution", not failures,
                "; ".join(failures) or f"replays succeed for seeds {list(REFERENCE_SEEDS)}")
-
-
-def check_hints(run: ValidationRun, resets: dict[int, str], hint_texts: list[str]) -> None:
-    leaked = []
-    for hint in hint_texts:
-        needle = normalised(hint)
-        if needle and any(needle in normalised(text) for text in resets.values()):
-            leaked.append(hint[:80])
-    run.record("hint_not_in_reset", not leaked,
-               f"hint text appears in the reset text: {leaked}" if leaked
-               else f"{len(hint_texts)} hint(s) absent from the reset text")
 
 
 def finish_limits_check(run: ValidationRun) -> None:
@@ -208,7 +189,8 @@ def finish_limits_check(run: ValidationRun) -> None:
 def environment_validate(*, environment: Environment) -> Environment:
     """Validate the environment in the sandbox and store the report, status and `max_steps`.
 
-    The report checks that none of the environment's hints leaks into its reset text. Only
+    The report checks that none of the environment's hints appears in any text it returned, and
+    warns when its setter gave no title. Only
     SandboxUnavailable (no sandbox here: an infrastructure fault) escapes; any other failure,
     even an unexpected one, makes the environment invalid with the reason, so its side forfeits
     and the duel goes on.
@@ -230,6 +212,8 @@ def environment_validate(*, environment: Environment) -> Environment:
                                   or not MIN_STEPS <= max_steps <= MAX_STEPS):
         report = validation_error_report(
             f"max_steps {str(max_steps)[:40]} is outside {MIN_STEPS}..{MAX_STEPS}")
+    if environment.title == UNTITLED and environment.author_id is not None:
+        report["warnings"] = [UNTITLED_WARNING, *report.get("warnings", [])]
     try:
         with transaction.atomic():
             validation_store(environment=environment, report=report)
@@ -245,7 +229,7 @@ def validation_error_report(reason: str) -> dict[str, Any]:
     checks = [{"name": name, "passed": False, "detail": f"not run: {reason}"}
               for name in CHECK_NAMES]
     return {"valid": False, "backend": None, "checks": checks, "max_steps": None,
-            "error": reason}
+            "warnings": [], "error": reason}
 
 
 def validation_store(*, environment: Environment, report: dict[str, Any]) -> None:

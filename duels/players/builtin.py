@@ -165,9 +165,10 @@ class BuiltinPlayer(ChatPlayer):
         # Earlier duels finish in whatever order the workers happen to finish them; sorting the
         # digests keeps the design a function of what they say, not of that order.
         digests = sorted(digest_block.findall(first_prompt))
-        # The design depends on the original prompt only, so a repair re-sends the same design.
-        system = messages[0].get("content", "") if messages else ""
-        rng = self._rng([system, digest_block.sub("", first_prompt), *digests])
+        # The design depends on the player and the digests only: a repair re-sends the same
+        # design, and neither the prompt's wording (PROMPT_VERSION) nor the sandbox's Python
+        # version that the prompt names changes what a built-in setter designs.
+        rng = self._rng(["setter", *digests])
         environment = write_environment(
             style=self.setter_style, digests=digests, rng=rng, family=self.family
         )

@@ -9,11 +9,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from duels.players.base import Message, PlayerError
+from duels.players.answers import (
+    MAX_SOURCE_BYTES,
+    SetterAnswer,
+    SetterFormatError,
+    parse_setter_answer,
+)
+from duels.players.base import Message
 
-PROMPT_VERSION = "v2"
+__all__ = ["SetterAnswer", "SetterFormatError", "parse_setter_answer"]
 
-MAX_SOURCE_BYTES = 64 * 1024
+# v3: the setter prompt names the sandbox's Python version and every validation check.
+PROMPT_VERSION = "v3"
 MAX_ACTION_CHARS = 1000
 
 # Stable markers: the built-in players recognise the turn by these, exactly as a model reads them.
@@ -29,8 +36,8 @@ TITLE_PREFIX = "TITLE:"
 KIND_PREFIX = "KIND:"
 
 ENVIRONMENT_CONTRACT = f"""\
-Write a single Python 3 module, standard library only, at most {MAX_SOURCE_BYTES // 1024} KiB, \
-defining:
+Write a single module for Python {{python_version}}, standard library only (no numpy or any other \
+package), at most {MAX_SOURCE_BYTES // 1024} KiB, defining:
 
 class Environment:
     max_steps = 30  # cap on solver actions, an int from 1 to 200
@@ -49,13 +56,16 @@ class Environment:
 
 An episode ends when `done` is true or after `max_steps` actions (then it failed). The
 environment never sees the hint and never learns whether the episode is hinted. Before any
-episode the module is validated in a sandbox: it must load; `reset` with the same seed twice must
-give the same text; three seeds must reset; junk actions must return well-formed dicts; if
-`reference_solution` exists, replaying it must succeed within `max_steps` for two seeds; the hint
-must not appear in the reset text; every call must stay within the sandbox's time and memory
-limits. An invalid environment scores 0."""
+episode the module is validated in a sandbox running Python {{python_version}}: it must load (syntax
+newer than {{python_version}} is a SyntaxError); the same seed and the same actions must give the
+same observations, rewards, `done` and `success` every time, in fresh processes too (take all
+randomness from `random.Random(seed)`, never from the clock or the unseeded `random` module);
+three seeds must reset; junk actions must return well-formed dicts; if `reference_solution`
+exists (by that exact name), replaying it must succeed within `max_steps` for two seeds; the hint
+must not appear in any text the environment returns; every call must stay within the sandbox's
+time and memory limits. An invalid environment scores 0."""
 
-SETTER_SYSTEM = f"""\
+SETTER_SYSTEM_TEMPLATE = f"""\
 {SETTER_ROLE_LINE}
 You write an interactive text environment and a privileged hint for it. Another model will play your
 environment several times without the hint and several times with it (same seeds in both
@@ -103,26 +113,21 @@ PLAYER_CHECK_MESSAGES: list[Message] = [
 ]
 
 
-class SetterFormatError(PlayerError):
-    """A setter answer lacks exactly one ```python and one non-empty ```hint block."""
-
-
-@dataclass(frozen=True)
-class SetterAnswer:
-    title: str
-    source: str
-    hint: str
-    family: str = ""
-
-
 @dataclass(frozen=True)
 class ParsedAction:
     action: str
     format_error: str = ""
 
 
-def setter_messages(*, digests: list[str] | None = None) -> list[Message]:
-    """Return the setter's system + user messages; with `digests` the prompt is in observe mode."""
+def setter_system_prompt(*, python_version: str) -> str:
+    """The setter's system prompt for sandboxes running `python_version` (e.g. "3.11.2")."""
+    return SETTER_SYSTEM_TEMPLATE.replace("{python_version}", python_version)
+
+
+def setter_messages(*, python_version: str, digests: list[str] | None = None) -> list[Message]:
+    """Return the setter's system + user messages; with `digests` the prompt is in observe mode.
+
+    `python_version` is the sandbox's exact Python version (sandbox_python_version)."""
     parts = ["Write one environment and its hint now."]
     if digests:
         parts.append(
@@ -133,7 +138,7 @@ def setter_messages(*, digests: list[str] | None = None) -> list[Message]:
         parts.extend(f"{DIGEST_START}\n{digest.strip()}\n{DIGEST_END}" for digest in digests)
     parts.append(SETTER_ANSWER_FORMAT)
     return [
-        {"role": "system", "content": SETTER_SYSTEM},
+        {"role": "system", "content": setter_system_prompt(python_version=python_version)},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
 
@@ -182,52 +187,6 @@ def repair_message(*, error: str) -> Message:
         "content": f"{REPAIR_LINE} {error.strip()}\n\n"
         "Send the whole answer again. This is your only repair attempt.\n\n" + SETTER_ANSWER_FORMAT,
     }
-
-
-_FENCE = re.compile(
-    r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE
-)
-_TITLE = re.compile(rf"^\s*{re.escape(TITLE_PREFIX)}\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
-_KIND = re.compile(rf"^\s*{re.escape(KIND_PREFIX)}\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
-
-
-def _kind_slug(raw: str) -> str:
-    """A setter's free-text KIND as a short lower-case slug ("Lights Out!" -> "lights-out")."""
-    return "-".join(re.findall(r"[a-z0-9]+", raw.lower()))[:60]
-
-
-def parse_setter_answer(text: str) -> SetterAnswer:
-    """Extract title, source and hint; raise SetterFormatError with an actionable message."""
-    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
-    python_blocks = [body for lang, body in blocks if lang in {"python", "py", "python3"}]
-    hint_blocks = [body for lang, body in blocks if lang == "hint"]
-    if len(python_blocks) != 1:
-        raise SetterFormatError(
-            f"expected exactly one ```python block, found {len(python_blocks)}; put the whole "
-            "environment module in a single ```python fenced block"
-        )
-    if len(hint_blocks) != 1:
-        raise SetterFormatError(
-            f"expected exactly one ```hint block, found {len(hint_blocks)}; put the privileged "
-            "hint in a single ```hint fenced block"
-        )
-    source, hint = python_blocks[0].strip("\n"), hint_blocks[0].strip()
-    if not source.strip():
-        raise SetterFormatError("the ```python block is empty; it must hold the whole module")
-    if not hint:
-        raise SetterFormatError("the ```hint block is empty; write the hint inside it")
-    if len(source.encode()) > MAX_SOURCE_BYTES:
-        raise SetterFormatError(
-            f"the source is {len(source.encode())} bytes; the limit is {MAX_SOURCE_BYTES} bytes"
-        )
-    # TITLE and KIND lines count only outside the fenced blocks (never inside the code).
-    prose = _FENCE.sub("", text)
-    title_match, kind_match = _TITLE.search(prose), _KIND.search(prose)
-    title = title_match.group(1)[:200] if title_match else ""
-    family = _kind_slug(kind_match.group(1)) if kind_match else ""
-    return SetterAnswer(
-        title=title or "Untitled environment", source=source + "\n", hint=hint, family=family
-    )
 
 
 def solver_system_prompt(*, hint: str | None) -> str:

@@ -24,7 +24,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", type=Path, help="environment source file (Python)")
         parser.add_argument("--hint", action="append", default=[],
-                            help="a hint that must not appear in the reset text (repeatable)")
+                            help="a hint that must not appear in any text the environment returns "
+                                 "(repeatable)")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def handle(self, *args, file: Path, hint: list[str], json: bool, **options) -> None:
@@ -46,6 +47,8 @@ class Command(BaseCommand):
             for check in report["checks"]:
                 mark = "ok  " if check["passed"] else "FAIL"
                 self.stdout.write(f"  {mark} {check['name']}: {check['detail']}")
+            for warning in report.get("warnings", []):
+                self.stdout.write(f"  warning: {warning}")
         if not report["valid"]:
             raise CommandError(f"{file} is not a valid environment; {DOCS_POINTER}")
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from duels.engine.validation import CHECK_NAMES, environment_validation_report
 from sandbox_runner import SandboxLimits
+from sandbox_runner.versions import sandbox_python_version
 from tests.sandbox_runner.conftest import first_working_backend
 from tests.sandbox_runner.test_open_sandbox import MAZE_ENV
 
@@ -42,12 +45,12 @@ def test_reset_that_changes_between_runs_is_caught(any_backend):
                               'import time\n        return "maze %f" % time.time()')
     report = report_for(source, any_backend)
     assert report["valid"] is False
-    assert checks(report)["reset_deterministic"] is False
+    assert checks(report)["deterministic"] is False
 
 
 def test_hint_in_the_reset_text_is_caught(any_backend):
     report = report_for(MAZE_ENV, any_backend, hints=["Exits:   NORTH, south"])
-    assert checks(report)["hint_not_in_reset"] is False
+    assert checks(report)["hint_not_leaked"] is False
     assert report["valid"] is False
 
 
@@ -133,7 +136,7 @@ def test_an_environment_that_kills_its_own_sandbox_is_invalid(any_backend):
                               "    def _unused(self, seed):")
     report = report_for(source, any_backend)
     assert report["valid"] is False
-    assert checks(report)["reset_deterministic"] is False
+    assert checks(report)["deterministic"] is False
 
 
 def test_validation_needs_two_sandboxes_whatever_it_checks(any_backend, monkeypatch):
@@ -160,7 +163,76 @@ def test_a_reference_replay_that_raises_fails_only_the_reference_check(any_backe
     source = MAZE_ENV.replace('return [random.Random(seed).choice(["north", "south"])]',
                               'raise RuntimeError("no solution today")')
     report = report_for(source, any_backend)
-    assert checks(report)["reset_deterministic"] is True
+    assert checks(report)["deterministic"] is True
     assert checks(report)["reference_solution"] is False
     assert "no solution today" in next(
         c["detail"] for c in report["checks"] if c["name"] == "reference_solution")
+
+
+def detail(report: dict, name: str) -> str:
+    return next(c["detail"] for c in report["checks"] if c["name"] == name)
+
+
+NOISY_REWARD = MAZE_ENV.replace(
+    'return {"observation": "A wall.", "done": False, "success": False}',
+    'return {"observation": "A wall.", "done": False, "success": False,\n'
+    '                "reward": random.random()}')
+
+
+def test_rewards_that_differ_between_sandboxes_make_the_environment_invalid(any_backend):
+    """Acceptance: non-deterministic only in its step rewards; the message names the seed, the
+    step and the two differing values."""
+    report = report_for(NOISY_REWARD, any_backend)
+    assert report["valid"] is False
+    assert checks(report) == {**dict.fromkeys(CHECK_NAMES, True), "deterministic": False}
+    found = re.fullmatch(r"seed 0, step 1 \(action ''\): reward (\S+) in the first sandbox, "
+                         r"(\S+) in the second", detail(report, "deterministic"))
+    assert found, detail(report, "deterministic")
+    first, second = float(found.group(1)), float(found.group(2))
+    assert first != second and 0 <= first < 1 and 0 <= second < 1
+
+
+def test_observations_from_the_clock_are_caught_at_the_step_that_shows_them(any_backend):
+    source = MAZE_ENV.replace('"A wall."', '"A wall at %d." % time.time_ns()').replace(
+        "import random", "import random\nimport time")
+    report = report_for(source, any_backend)
+    assert checks(report)["deterministic"] is False
+    text = detail(report, "deterministic")
+    assert text.startswith("seed 0, step 1 (action ''): observation 'A wall at ")
+    assert text.count("A wall at") == 2 and "in the first sandbox" in text
+
+
+def test_the_reference_replay_is_compared_too(any_backend):
+    # Every junk action hits a wall; only the reference replay reaches the random ending.
+    source = MAZE_ENV.replace('"You escaped!"', '"You escaped in %.6f s!" % random.random()')
+    report = report_for(source, any_backend)
+    assert checks(report)["deterministic"] is False
+    assert detail(report, "deterministic").startswith("seed 0, step 1 (action ")
+    assert "observation 'You escaped in" in detail(report, "deterministic")
+
+
+def test_a_hint_in_a_step_observation_is_caught(any_backend):
+    source = MAZE_ENV.replace('"A wall."', '"A wall. Psst: the goal is the seed parity."')
+    report = report_for(source, any_backend, hints=["The goal is   the SEED parity."])
+    assert report["valid"] is False
+    assert checks(report)["hint_not_leaked"] is False
+    assert "appears in the observation of seed 0, step 1 (action '')" in detail(
+        report, "hint_not_leaked")
+
+
+def test_a_syntax_error_names_the_sandbox_python_version(any_backend):
+    report = report_for("type Grid = list[list[int]]\n" + MAZE_ENV, any_backend)
+    version = sandbox_python_version(backend=any_backend)
+    assert checks(report)["module_loads"] is False
+    assert "SyntaxError" in detail(report, "module_loads")
+    assert f"the sandbox runs Python {version}" in detail(report, "module_loads")
+
+
+def test_near_miss_method_names_are_warnings(any_backend):
+    source = MAZE_ENV.replace("def reference_solution(self, seed):", "def solve(self, seed):")
+    report = report_for(source, any_backend)
+    assert report["valid"] is True
+    assert report["warnings"] == ["Environment defines solve() but no reference_solution(); "
+                                  "only reference_solution is called, so solvability is not "
+                                  "proven"]
+    assert report_for(MAZE_ENV, any_backend)["warnings"] == []

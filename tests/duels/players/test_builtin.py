@@ -17,12 +17,17 @@ from duels.players.scripted.solvers import solve
 from tests.helpers.parts import need
 
 
+def setter_prompt(**options):
+    """The setter prompt as a duel sends it; the Python version only appears in its text."""
+    return prompts.setter_messages(python_version="3.11.2", **options)
+
+
 def player(**params) -> BuiltinPlayer:
     return BuiltinPlayer(name="builtin-test", model="scripted-test-v1", params=params)
 
 
 def authored(setter: BuiltinPlayer, digests: list[str] | None = None) -> prompts.SetterAnswer:
-    completion = setter.complete(prompts.setter_messages(digests=digests))
+    completion = setter.complete(setter_prompt(digests=digests))
     return prompts.parse_setter_answer(completion.text)
 
 
@@ -71,13 +76,13 @@ def test_player_check_is_answered_with_an_action_line():
 
 
 def test_setter_answer_is_well_formed_and_deterministic_in_seed():
-    first = player(setter_style="needs_hint", seed=7).complete(prompts.setter_messages()).text
-    again = player(setter_style="needs_hint", seed=7).complete(prompts.setter_messages()).text
+    first = player(setter_style="needs_hint", seed=7).complete(setter_prompt()).text
+    again = player(setter_style="needs_hint", seed=7).complete(setter_prompt()).text
     assert first == again
     answer = prompts.parse_setter_answer(first)
     assert "class Environment" in answer.source and answer.hint
     others = {
-        player(setter_style="needs_hint", seed=seed).complete(prompts.setter_messages()).text
+        player(setter_style="needs_hint", seed=seed).complete(setter_prompt()).text
         for seed in range(6)
     }
     assert len(others) > 1
@@ -128,7 +133,7 @@ def test_observer_without_digests_aims_for_needs_the_hint():
 
 def test_a_broken_once_setter_fixes_its_answer_after_the_repair_request():
     setter = player(setter_style="safe", setter_format="broken_once", seed=3)
-    messages = prompts.setter_messages()
+    messages = setter_prompt()
     first = setter.complete(messages).text
     with pytest.raises(prompts.SetterFormatError) as caught:
         prompts.parse_setter_answer(first)

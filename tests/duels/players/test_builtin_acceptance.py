@@ -18,6 +18,11 @@ from duels.players.builtin import BUILTIN_PLAYER_SPECS, BuiltinPlayer
 from duels.players.scripted import FAMILIES
 from tests.helpers.parts import need
 
+
+def setter_prompt(**options):
+    """The setter prompt as a duel sends it; the Python version only appears in its text."""
+    return prompts.setter_messages(python_version="3.11.2", **options)
+
 SEEDS = range(8)
 SKILL_ORDER = ("random", "greedy", "search")
 
@@ -50,7 +55,7 @@ def author(spec: dict, family: str) -> prompts.SetterAnswer:
     setter = BuiltinPlayer(
         name=spec["name"], model=spec["model"], params={**spec["params"], "family": family}
     )
-    return prompts.parse_setter_answer(setter.complete(prompts.setter_messages()).text)
+    return prompts.parse_setter_answer(setter.complete(setter_prompt()).text)
 
 
 def noise_bound(pass_rate: float, episodes: int) -> float:

@@ -19,11 +19,11 @@ HINT = "```hint\nThe code is 42.\n```"
 
 
 def test_prompt_version_is_a_short_stable_label():
-    assert prompts.PROMPT_VERSION == "v2"
+    assert prompts.PROMPT_VERSION == "v3"
 
 
 def test_setter_prompt_states_the_contract_and_answer_format():
-    system, user = prompts.setter_messages()
+    system, user = prompts.setter_messages(python_version="3.11.2")
     assert (system["role"], user["role"]) == ("system", "user")
     text = system["content"] + user["content"]
     for needle in (
@@ -31,6 +31,7 @@ def test_setter_prompt_states_the_contract_and_answer_format():
         "deterministic in seed", "def step(self, action: str) -> dict", '"observation"',
         '"done"', '"success"', '"reward"', "reference_solution", "standard library only",
         "64 KiB", "```python", "```hint", "TITLE:", "p_hinted * (1 - p_unhinted)",
+        "Python 3.11.2", "sandbox running Python 3.11.2", "random.Random(seed)",
     ):
         assert needle in text, needle
     assert prompts.DIGESTS_HEADER not in text
@@ -48,7 +49,7 @@ def test_observe_mode_appends_every_digest():
             setter_score=None, failed_unhinted_actions=[],
         ),
     ]
-    user = prompts.setter_messages(digests=digests)[1]["content"]
+    user = prompts.setter_messages(python_version="3.11.2", digests=digests)[1]["content"]
     assert prompts.DIGESTS_HEADER in user
     assert user.count(prompts.DIGEST_START) == 2
     assert "Code vault (vault, level 4)" in user and "Go left." in user
@@ -91,20 +92,26 @@ def test_parse_setter_answer_reads_title_source_and_hint():
     assert parsed == prompts.SetterAnswer(title="Tiny vault", source=SOURCE, hint="The code is 42.")
 
 
-def test_parse_setter_answer_without_title_uses_a_placeholder():
-    assert prompts.parse_setter_answer(answer(PY, HINT, title="")).title == "Untitled environment"
+def test_parse_setter_answer_without_title_uses_a_placeholder_and_says_so():
+    parsed = prompts.parse_setter_answer(answer(PY, HINT, title=""))
+    assert parsed.title == "Untitled environment"
+    assert parsed.warnings == ("the answer gives no title (no TITLE: line); it is shown as "
+                               "'Untitled environment'",)
 
 
 @pytest.mark.parametrize(
     ("text", "complaint"),
     [
-        ("I could not write one, sorry.", "exactly one ```python block, found 0"),
-        (answer(HINT), "exactly one ```python block, found 0"),
-        (answer(PY, PY, HINT), "exactly one ```python block, found 2"),
-        (answer(PY), "exactly one ```hint block, found 0"),
-        (answer(PY, HINT, HINT), "exactly one ```hint block, found 2"),
-        (answer(PY, "```hint\n   \n```"), "the ```hint block is empty"),
-        (answer("```python\n\n```", HINT), "the ```python block is empty"),
+        ("I could not write one, sorry.", "Found no fenced block, and no ```python block"),
+        (answer(HINT), "Found a ```hint block at line 5, and no ```python block"),
+        (answer(PY, PY, HINT), "Found two candidate modules: the ```python block at line 5 "
+                               "and the ```python block at line 10 both define class Environment"),
+        (answer(PY), "Found a ```python block and no hint: no ```hint block, no ```json block "
+                     "with a \"hint\" key and no Hint: section"),
+        (answer(PY, HINT, HINT), "Found 2 ```hint blocks (the ```hint block at line 10 and the "
+                                 "```hint block at line 14)"),
+        (answer(PY, "```hint\n   \n```"), "Found the ```hint block at line 10, and it is empty"),
+        (answer("```python\n\n```", HINT), "Found the ```python block at line 5, and it is empty"),
         (answer(f"```python\n{'#' * 70000}\n```", HINT), "the limit is 65536 bytes"),
     ],
 )

@@ -1,0 +1,215 @@
+"""What validation plays in each sandbox, and what it reads from the two transcripts.
+
+Each of the two fresh sandboxes plays the same script: reset seeds 0-2, reset seed 0 again, the
+junk actions, then the reference replays. Every answer is kept as an `Entry`, so determinism is
+compared on observations, rewards, `done` and `success` at every step, and the hint is looked
+for in every text the environment returned. Near-miss method names are read from the source
+on the host (parsed, never run).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox_runner import EnvCodeError
+
+VALIDATION_SEEDS = (0, 1, 2)
+REFERENCE_SEEDS = (0, 1)
+JUNK_ACTIONS = ("", "xyzzy", "look around", "!@#$%^&*()", "é🙂" * 20, "north " * 200)
+COMPARED_FIELDS = ("observation", "reward", "done", "success", "actions")
+SHOWN_CHARS = 60
+# Names a setter may use instead of the contract's; a warning says which one was meant.
+NEAR_MISSES = {
+    "reference_solution": ("solve", "solution", "solutions", "reference", "reference_solutions",
+                           "referencesolution", "get_reference_solution", "solve_seed"),
+    "reset": ("Reset", "restart", "start", "begin"),
+    "step": ("act", "Step", "action", "play", "move", "take_action"),
+}
+CLASS_NEAR_MISSES = ("Env", "environment", "Environments", "Game", "Puzzle", "Task")
+
+
+@dataclass
+class Entry:
+    """One answer of the environment: a reset (step 0), a step, or a reference action list."""
+
+    seed: int
+    step: int
+    what: str  # "reset", "action 'xyzzy'", "reference_solution"
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def place(self) -> str:
+        return f"seed {self.seed}, step {self.step} ({self.what})"
+
+
+class Transcript:
+    """Every answer of one sandbox, in order, with the seed and step it belongs to."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.entries: list[Entry] = []
+        self.seed = 0
+        self.step_number = 0
+
+    def reset(self, sandbox, seed: int) -> str:
+        text = sandbox.reset(seed=seed)
+        self.seed, self.step_number = seed, 0
+        self.entries.append(Entry(seed, 0, "reset", {"observation": text}))
+        return text
+
+    def step(self, sandbox, action: str):
+        result = sandbox.step(action)
+        self.step_number += 1
+        shown = action if len(action) <= 20 else action[:20] + "…"
+        self.entries.append(Entry(self.seed, self.step_number, f"action {shown!r}", {
+            "observation": result.observation, "reward": result.reward, "done": result.done,
+            "success": result.success}))
+        return result
+
+    def reference(self, sandbox, seed: int) -> list[str]:
+        actions = sandbox.reference_solution(seed) or []
+        self.entries.append(Entry(seed, 0, "reference_solution", {"actions": actions}))
+        return actions
+
+    def texts(self) -> list[tuple[Entry, str]]:
+        return [(entry, entry.values["observation"]) for entry in self.entries
+                if "observation" in entry.values]
+
+
+def play_script(sandbox, transcript: Transcript, stage: dict[str, str]) -> dict[str, Any]:
+    """Play validation's script in `sandbox`, recording into `transcript`; `stage["check"]`
+    names the check a failure belongs to."""
+    stage["check"] = "three_seeds_reset"
+    resets = {seed: transcript.reset(sandbox, seed) for seed in VALIDATION_SEEDS}
+    stage["check"] = "deterministic"
+    again = transcript.reset(sandbox, 0)
+    stage["check"] = "junk_actions"
+    for action in JUNK_ACTIONS:
+        if transcript.step(sandbox, action).done:
+            transcript.reset(sandbox, 0)
+    stage["check"] = "reference_solution"
+    replays = ([replay_reference(sandbox, transcript, seed) for seed in REFERENCE_SEEDS]
+               if sandbox.has_reference else [])
+    stage["check"] = "done"
+    return {"resets": resets, "again": again, "replays": replays,
+            "has_reference": sandbox.has_reference}
+
+
+def replay_reference(sandbox, transcript: Transcript, seed: int) -> str:
+    """Replay reference_solution(seed) from reset(seed); "" when it succeeds, else why not.
+
+    An exception the environment raises here fails only the reference check (the guest is
+    intact); any fault that stopped the sandbox propagates."""
+    try:
+        transcript.reset(sandbox, seed)
+        actions = transcript.reference(sandbox, seed)
+        if len(actions) > sandbox.max_steps:
+            return f"seed {seed}: {len(actions)} actions exceed max_steps {sandbox.max_steps}"
+        for number, action in enumerate(actions, start=1):
+            result = transcript.step(sandbox, action)
+            if result.done:
+                return "" if result.success else (
+                    f"seed {seed}: ended at action {number} without success")
+    except EnvCodeError as error:
+        if sandbox.failure is not None:
+            raise
+        return f"seed {seed}: the environment failed: {first_line(error)}"
+    return f"seed {seed}: the replay never finished the episode"
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return (text[0] if text else type(error).__name__)[:300]
+
+
+def shown(value: Any, start: int = 0) -> str:
+    """A value as the report shows it; long text from `start`, cut to SHOWN_CHARS."""
+    if not isinstance(value, str):
+        return repr(value)[:SHOWN_CHARS]
+    piece = value[start:start + SHOWN_CHARS]
+    return ("…" if start else "") + repr(piece) + ("…" if start + SHOWN_CHARS < len(value) else "")
+
+
+def difference(first: Entry, second: Entry, where: tuple[str, str]) -> str:
+    """The first field in which two entries differ, said with both values; "" when equal."""
+    for name in COMPARED_FIELDS:
+        left, right = first.values.get(name), second.values.get(name)
+        if left == right and type(left) is type(right):
+            continue
+        start = 0
+        if isinstance(left, str) and isinstance(right, str):
+            start = next((i for i, (a, b) in enumerate(zip(left, right, strict=False)) if a != b),
+                         min(len(left), len(right)))
+            start = max(0, start - 20)
+        return (f"{first.place()}: {name} {shown(left, start)} {where[0]}, "
+                f"{shown(right, start)} {where[1]}")
+    return ""
+
+
+def determinism_problem(first: Transcript, second: Transcript) -> str:
+    """Why the two sandboxes' transcripts differ (the first difference), or ""."""
+    for left, right in zip(first.entries, second.entries, strict=False):
+        if (left.seed, left.step, left.what) != (right.seed, right.step, right.what):
+            return (f"{left.place()}: the second sandbox was at {right.place()} instead; the "
+                    "same seed and actions must give the same episode")
+        problem = difference(left, right, ("in the first sandbox", "in the second"))
+        if problem:
+            return problem
+    if len(first.entries) != len(second.entries):
+        return (f"the first sandbox answered {len(first.entries)} calls and the second "
+                f"{len(second.entries)}; the same seed and actions must give the same episode")
+    return ""
+
+
+def same_sandbox_problem(transcript: Transcript) -> str:
+    """Why reset(0) gave two texts in one sandbox (entries 0 and 3), or ""."""
+    first, again = transcript.entries[0], transcript.entries[len(VALIDATION_SEEDS)]
+    return difference(first, again, ("the first time", "the second time in the same sandbox"))
+
+
+def normalised(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def hint_leaks(transcripts: list[Transcript], hint_texts: list[str]) -> list[str]:
+    """Where each hint (case and spacing ignored) appears in a text the environment returned."""
+    leaks = []
+    for hint in hint_texts:
+        needle = normalised(hint)
+        if not needle:
+            continue
+        place = next((entry for transcript in transcripts
+                      for entry, text in transcript.texts() if needle in normalised(text)), None)
+        if place is not None:
+            kind = "reset text" if place.what == "reset" else "observation"
+            leaks.append(f"the hint {shown(hint)} appears in the {kind} of {place.place()}")
+    return leaks
+
+
+def near_miss_warnings(source: str) -> list[str]:
+    """Warnings for method and class names one slip away from the contract's, read statically."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    if "Environment" not in classes:
+        return [f"the module defines class {name} but no class Environment; the class must be "
+                "named exactly Environment" for name in CLASS_NEAR_MISSES if name in classes]
+    methods = {node.name for node in classes["Environment"].body
+               if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    warnings = []
+    for expected, misses in NEAR_MISSES.items():
+        if expected in methods:
+            continue
+        for name in misses:
+            if name in methods:
+                warnings.append(
+                    f"Environment defines {name}() but no {expected}(); only {expected} is "
+                    "called" + (", so solvability is not proven" if expected ==
+                                "reference_solution" else ""))
+    return warnings
