@@ -134,7 +134,7 @@ def _prose_lines(lines: list[str], blocks: list[Block]) -> list[tuple[int, str]]
 
 
 def _label_value(raw: str) -> str:
-    return raw.strip().strip("*_").strip()
+    return raw.strip("*_ \t")
 
 
 def _kind_slug(raw: str) -> str:
