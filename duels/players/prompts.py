@@ -94,7 +94,7 @@ Answer in exactly this format:
 <the privileged hint, one or a few sentences>
 ```
 
-Exactly one ```python block and exactly one ```hint block; nothing else is read."""
+Exactly one ```python block (the module) and exactly one ```hint block."""
 
 SOLVER_SYSTEM = f"""\
 {SOLVER_ROLE_LINE}

@@ -236,3 +236,18 @@ def test_near_miss_method_names_are_warnings(any_backend):
                                   "only reference_solution is called, so solvability is not "
                                   "proven"]
     assert report_for(MAZE_ENV, any_backend)["warnings"] == []
+
+
+def test_validate_environment_prints_the_warnings(any_backend, settings, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.ENVDUELS_SANDBOX = any_backend
+    path = tmp_path / "near_miss.py"
+    path.write_text(MAZE_ENV.replace("def reference_solution(self, seed):",
+                                     "def solution(self, seed):"))
+    out = StringIO()
+    call_command("validate_environment", str(path), stdout=out)
+    assert ("  warning: Environment defines solution() but no reference_solution(); only "
+            "reference_solution is called, so solvability is not proven") in out.getvalue()

@@ -294,3 +294,14 @@ def test_api_key_values_never_appear(owner_client, make, monkeypatch):
 def test_condition_badges(owner_client, make):
     episode = make.episode(steps=1, condition=Condition.UNHINTED)
     assert 'class="badge unhinted"' in owner_client.get(f"/episodes/{episode.uuid}/").text
+
+
+def test_environment_detail_lists_validation_warnings_escaped(owner_client, make):
+    environment = make.environment(validation={
+        "valid": True, "checks": [],
+        "warnings": ["Environment defines solve() but no reference_solution(); <b>x</b>"]})
+    page = owner_client.get(f"/environments/{environment.uuid}/").text
+    assert 'id="validation-warnings"' in page
+    assert "Environment defines solve() but no reference_solution(); &lt;b&gt;x&lt;/b&gt;" in page
+    plain = owner_client.get(f"/environments/{make.environment().uuid}/").text
+    assert 'id="validation-warnings"' not in plain
