@@ -10,20 +10,10 @@ from duels.engine.validation import UNTITLED_WARNING
 from duels.models import EnvironmentStatus, ModelCall
 from duels.players import prompts
 from duels.players.base import Completion
-from sandbox_runner import available_backends
 from sandbox_runner.versions import sandbox_python_version
 from tests.duels.players.test_setter_corpus import answer_text
-from tests.helpers.parts import need
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.django_db]
-
-
-@pytest.fixture
-def sandbox_backend(settings) -> str:
-    backends = available_backends()
-    need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
-    settings.ENVDUELS_SANDBOX = "bwrap" if "bwrap" in backends else backends[0]
-    return settings.ENVDUELS_SANDBOX
 
 
 def scripted_setter(monkeypatch, *answers: str) -> list[list[dict]]:

@@ -12,19 +12,9 @@ from duels.engine.scheduler import duel_run
 from duels.engine.validation import environment_invalid_reason, environment_validate
 from duels.models import EnvironmentStatus, Status
 from duels.players.base import Completion
-from sandbox_runner import available_backends
-from tests.helpers.parts import need
 from tests.sandbox_runner import hostile
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture
-def sandbox_backend(settings) -> str:
-    backends = available_backends()
-    need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
-    settings.ENVDUELS_SANDBOX = "bwrap" if "bwrap" in backends else backends[0]
-    return settings.ENVDUELS_SANDBOX
 
 
 @pytest.mark.django_db
