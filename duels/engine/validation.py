@@ -103,7 +103,7 @@ class ValidationRun:
         version = sandbox_python_version(backend=self.backend_used)
         if kind == "SyntaxError":
             return (f" (the sandbox runs Python {version}: syntax of newer versions, such as "
-                    "`type X = ...` or `def f[T](...)`, does not parse there)")
+                    "`type X = ...` aliases or `[T]` type parameters, does not parse there)")
         return f" (the sandbox runs Python {version}, standard library only)"
 
     def report(self) -> dict[str, Any]:
