@@ -17,22 +17,34 @@ from duels.services.signin import (
 )
 
 
-def client_address(request: Any) -> str | None:
-    """The address a request came from.
+def _ip(value: str | None) -> str | None:
+    """`value` as a normalised IP address, or None when it is not one."""
+    try:
+        return str(ipaddress.ip_address((value or "").strip()))
+    except ValueError:
+        return None
 
-    Behind the HTTPS proxy that DJANGO_SECURE=1 trusts, that is the last X-Forwarded-For entry:
-    the one the proxy itself appended (a client can only add entries in front of it).
+
+def _trusted_proxy(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    return any(ip in ipaddress.ip_network(network, strict=False)
+               for network in settings.ENVDUELS_TRUSTED_PROXIES)
+
+
+def client_address(request: Any) -> str | None:
+    """The address a request came from, or None when it cannot be known.
+
+    The peer's own address, unless the peer is a trusted proxy (ENVDUELS_TRUSTED_PROXIES): then
+    the last X-Forwarded-For entry, the one that proxy appended (a client can only add entries
+    in front of it). Whatever does not parse as an IP address is unknown, never stored.
     """
     if request is None:
         return None
+    peer = _ip(request.META.get("REMOTE_ADDR"))
     forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-    if settings.DJANGO_SECURE and forwarded:
-        last = forwarded.split(",")[-1].strip()
-        try:
-            return str(ipaddress.ip_address(last))
-        except ValueError:
-            pass
-    return request.META.get("REMOTE_ADDR") or None
+    if peer is not None and forwarded and _trusted_proxy(peer):
+        return _ip(forwarded.rsplit(",", 1)[-1])
+    return peer
 
 
 class ThrottledSignInMixin:

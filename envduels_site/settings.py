@@ -48,6 +48,21 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of IP addresses or networks (CIDR), normalised."""
+    import ipaddress
+
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name} must list IP addresses or networks (e.g. 127.0.0.1,10.0.0.0/8), "
+                f"got {item!r}") from None
+    return networks
+
+
 DEBUG = env_bool("DJANGO_DEBUG", False)
 
 
@@ -230,6 +245,20 @@ if DJANGO_SECURE:
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
     SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31_536_000, minimum=0)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The reverse proxies whose X-Forwarded-For is believed (addresses or networks). A request from
+# one of them comes from the last X-Forwarded-For entry (the one that proxy appended); any other
+# request from its own peer address. Under DJANGO_SECURE=1 a proxy on this machine by default.
+ENVDUELS_TRUSTED_PROXIES = env_networks(
+    "ENVDUELS_TRUSTED_PROXIES", ["127.0.0.1", "::1"] if DJANGO_SECURE else [])
+
+# Mail: the password-reset pages exist only when EMAIL_HOST names an SMTP server.
+EMAIL_HOST = env_str("EMAIL_HOST", "")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "envduels@localhost")
 
 # Failed sign-ins: after this many in ENVDUELS_SIGNIN_WINDOW_MINUTES for one account (or four
 # times as many from one address), sign-in waits until the window has passed.

@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import IO, Any
 from uuid import UUID
 
+from django.db.backends.base.operations import BaseDatabaseOperations
+
 from duels.bounds import (
     ERROR_CHARS,
     HINT_CHARS,
@@ -104,6 +106,17 @@ def _max_length(kind: str, spec: Field) -> int | None:
     return getattr(model_field, "max_length", None)
 
 
+def _int_range(kind: str, spec: Field) -> tuple[int, int]:
+    """The range a whole-number field holds on every supported database (the standard column
+    sizes, so a file that imports on SQLite imports on PostgreSQL too)."""
+    try:
+        internal_type = MODELS[kind]._meta.get_field(spec.path).get_internal_type()
+    except Exception:
+        internal_type = "BigIntegerField"
+    ranges = BaseDatabaseOperations.integer_field_ranges
+    return ranges.get(internal_type, ranges["BigIntegerField"])
+
+
 def _canonical_value(kind: str, spec: Field, value: Any, line: int) -> Any:
     what = f"field {spec.name!r}"
     if value is None:
@@ -125,11 +138,19 @@ def _canonical_value(kind: str, spec: Field, value: Any, line: int) -> Any:
     if kind_of_value == "int":
         if not isinstance(value, int) or isinstance(value, bool):
             raise ExchangeImportError(f"{what} must be a whole number", line=line)
+        low, high = _int_range(kind, spec)
+        if not low <= value <= high:
+            raise ExchangeImportError(
+                f"{what} is out of range: {str(value)[:30]} is not between {low} and {high}",
+                line=line)
     elif kind_of_value == "number":
         numeric = isinstance(value, int | float) and not isinstance(value, bool)
-        if not numeric or not math.isfinite(value):
+        try:
+            value = float(value) if numeric else math.nan
+        except OverflowError:  # a whole number too large for a float
+            raise ExchangeImportError(f"{what} is out of range", line=line) from None
+        if not math.isfinite(value):
             raise ExchangeImportError(f"{what} must be a number", line=line)
-        value = float(value)
     elif kind_of_value == "bool":
         if not isinstance(value, bool):
             raise ExchangeImportError(f"{what} must be true or false", line=line)

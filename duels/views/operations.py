@@ -1,4 +1,5 @@
-"""Operations: /healthz (anyone), /metrics (staff or an API token), the Workers panel (staff)."""
+"""Operations: /healthz (anyone gets the status; staff and their API tokens the details),
+/metrics (staff and their API tokens), the Workers panel (staff)."""
 
 from __future__ import annotations
 
@@ -14,30 +15,47 @@ from duels.selectors.operations import health_report, task_queue_depth, workers_
 from duels.services.api_tokens import api_token_authenticate
 
 
+def operations_refusal(request: HttpRequest) -> tuple[int, str] | None:
+    """None when the caller may read operations details, else (HTTP status, what to do).
+
+    One rule however the caller authenticates: the user must be staff, whether signed in or
+    sending `Authorization: Bearer <token>` of one of their API tokens.
+    """
+    scheme, _, raw = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and raw.strip():
+        user = api_token_authenticate(raw=raw.strip())
+        if user is None:
+            return 401, "invalid token: unknown or revoked (manage.py api_token list)\n"
+    elif request.user.is_authenticated:
+        user = request.user
+    else:
+        return 401, ("sign in as staff, or send 'Authorization: Bearer <token>' with a staff "
+                     "user's token (manage.py api_token create USER NAME)\n")
+    if not user.is_staff:
+        return 403, "metrics and health details are for staff users and their API tokens\n"
+    return None
+
+
 @require_GET
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
-    """The parts' health as JSON, no sign-in; 503 when the database does not answer."""
+    """The parts' health as JSON, no sign-in; 503 when the database does not answer. Anyone
+    gets the status (all a load balancer needs); staff and their tokens get every part."""
     report = health_report()
-    return JsonResponse(report, status=503 if report["status"] == "down" else 200)
+    status = 503 if report["status"] == "down" else 200
+    if operations_refusal(request) is not None:
+        return JsonResponse({"status": report["status"]}, status=status)
+    return JsonResponse(report, status=status)
 
 
 @require_GET
 @never_cache
 def metrics(request: HttpRequest) -> HttpResponse:
-    """Prometheus text format, for a signed-in staff user or `Authorization: Bearer <token>`."""
-    scheme, _, raw = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and raw.strip():
-        if api_token_authenticate(raw=raw.strip()) is None:
-            return HttpResponse("invalid token: unknown or revoked (manage.py api_token list)\n",
-                                status=401, content_type="text/plain")
-    elif not request.user.is_authenticated:
-        return HttpResponse("sign in as staff, or send 'Authorization: Bearer <token>' "
-                            "(manage.py api_token create USER NAME)\n", status=401,
-                            content_type="text/plain")
-    elif not request.user.is_staff:
-        return HttpResponse("metrics are for staff users or API tokens\n", status=403,
-                            content_type="text/plain")
+    """Prometheus text format, for staff: signed in, or `Authorization: Bearer <token>`."""
+    refusal = operations_refusal(request)
+    if refusal is not None:
+        status, message = refusal
+        return HttpResponse(message, status=status, content_type="text/plain")
     return HttpResponse(metrics_render(), content_type=CONTENT_TYPE)
 
 

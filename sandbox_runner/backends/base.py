@@ -52,7 +52,7 @@ class PopenSandboxProcess(SandboxProcess):
     """
 
     def __init__(self, backend_name: str, command: list[str],
-                 cgroup: SandboxCgroup | None = None) -> None:
+                 cgroup: SandboxCgroup | None = None, pass_fds: tuple[int, ...] = ()) -> None:
         self.backend_name = backend_name
         self.cgroup = cgroup
         if cgroup is not None:
@@ -68,6 +68,7 @@ class PopenSandboxProcess(SandboxProcess):
                 env=dict(CLEAN_ENV),
                 cwd="/",
                 close_fds=True,
+                pass_fds=pass_fds,
                 start_new_session=True,
             )
         except BaseException:
@@ -176,5 +177,7 @@ class CgroupBackend(Backend):
         except CgroupUnavailable as error:
             raise SandboxUnavailable(str(error)) from error
 
-    def start_process(self, limits: SandboxLimits, command: list[str]) -> PopenSandboxProcess:
-        return PopenSandboxProcess(self.name, command, cgroup=self.sandbox_cgroup(limits))
+    def start_process(self, limits: SandboxLimits, command: list[str],
+                      pass_fds: tuple[int, ...] = ()) -> PopenSandboxProcess:
+        return PopenSandboxProcess(self.name, command, cgroup=self.sandbox_cgroup(limits),
+                                   pass_fds=pass_fds)

@@ -1,10 +1,14 @@
 """bubblewrap backend: new user/pid/net/ipc/uts namespaces (no nested user namespaces),
-read-only /usr, tmpfs /tmp; the guest adds its seccomp filter."""
+read-only /usr, tmpfs /tmp. bwrap installs the guest's seccomp filter before it execs the guest,
+and the guest runs as pid 1 (no unfiltered reaper of bwrap's own in the sandbox)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from functools import cache
 
 from sandbox_runner.backends.base import (
@@ -21,6 +25,8 @@ from sandbox_runner.backends.local_layout import (
     system_dirs,
     system_links,
 )
+from sandbox_runner.errors import SandboxUnavailable
+from sandbox_runner.guest import seccomp_program
 from sandbox_runner.limits import SandboxLimits
 
 
@@ -35,13 +41,32 @@ def disable_userns_option(bwrap: str) -> list[str]:
     return ["--disable-userns"] if b"--disable-userns" in done.stdout + done.stderr else []
 
 
+@contextlib.contextmanager
+def seccomp_fd() -> Iterator[int]:
+    """An fd holding the guest's compiled seccomp filter, for bwrap's --seccomp (it reads the
+    fd to its end in the sandbox's first process and installs the filter before the exec)."""
+    try:
+        program = seccomp_program()
+    except OSError as error:
+        raise SandboxUnavailable(str(error)) from error
+    fd = os.memfd_create("envduels-seccomp", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, program)
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield fd
+    finally:
+        os.close(fd)
+
+
 class BwrapBackend(CgroupBackend):
     name = "bwrap"
 
-    def bwrap_command(self, limits: SandboxLimits, command: list[str]) -> list[str]:
+    def bwrap_command(self, limits: SandboxLimits, command: list[str],
+                      filter_fd: int) -> list[str]:
         bwrap = shutil.which("bwrap") or "bwrap"
         args = [
             bwrap, "--unshare-all", "--unshare-user", *disable_userns_option(bwrap),
+            "--as-pid-1", "--seccomp", str(filter_fd),
             "--uid", str(NOBODY), "--gid", str(NOBODY),
             "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv",
             "--setenv", "PATH", CLEAN_ENV["PATH"], "--setenv", "LANG", CLEAN_ENV["LANG"],
@@ -63,8 +88,13 @@ class BwrapBackend(CgroupBackend):
             return "bubblewrap is not installed (apt-get install bubblewrap)"
         if not shutil.which(SANDBOX_PYTHON):
             return f"{SANDBOX_PYTHON} is missing (apt-get install python3)"
-        probe = self.bwrap_command(SandboxLimits(), [SANDBOX_PYTHON, "-S", "-I", "-c", "pass"])
-        return namespace_probe("bwrap", probe, dict(CLEAN_ENV))
+        with seccomp_fd() as filter_fd:
+            probe = self.bwrap_command(SandboxLimits(), [SANDBOX_PYTHON, "-S", "-I", "-c", "pass"],
+                                       filter_fd)
+            return namespace_probe("bwrap", probe, dict(CLEAN_ENV), pass_fds=(filter_fd,))
 
     def start(self, limits: SandboxLimits) -> PopenSandboxProcess:
-        return self.start_process(limits, self.bwrap_command(limits, guest_command(limits)))
+        with seccomp_fd() as filter_fd:
+            return self.start_process(
+                limits, self.bwrap_command(limits, guest_command(limits), filter_fd),
+                pass_fds=(filter_fd,))

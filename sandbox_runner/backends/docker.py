@@ -227,7 +227,8 @@ class DockerSandboxProcess(SandboxProcess):
             tmpfs={"/tmp": f"size={limits.tmpfs_bytes},mode=1777,nosuid,nodev"},
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
-            init=True,
+            # No init of the engine's: pid 1 is the guest, under its own filter (it reaps).
+            init=False,
             log_config=LogConfig(type=LogConfig.types.NONE),
             ipc_mode="none",  # own IPC namespace and no writable /dev/shm
             # Only the channel directory, read-only (FIFOs open for writing on a read-only mount).

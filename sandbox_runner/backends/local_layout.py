@@ -37,10 +37,12 @@ def drop_to_nobody_prefix(uid: int, gid: int) -> list[str]:
     return [*prefix, "--"]
 
 
-def namespace_probe(name: str, command: list[str], env: dict[str, str]) -> str | None:
+def namespace_probe(name: str, command: list[str], env: dict[str, str],
+                    pass_fds: tuple[int, ...] = ()) -> str | None:
     """Run a do-nothing sandboxed command; None when it works, else why (for the error)."""
     try:
-        done = subprocess.run(command, capture_output=True, env=env, timeout=10)
+        done = subprocess.run(command, capture_output=True, env=env, timeout=10,
+                              pass_fds=pass_fds)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"{name} could not start: {error}"
     if done.returncode != 0:

@@ -26,13 +26,15 @@ from sandbox_runner.limits import SandboxLimits
 def root_setup_script() -> str:
     """Return the shell script run as root *of the new user namespace* before the guest.
 
-    It builds a fresh root on a small tmpfs (read-only /usr, proc, a few devices, a size-capped
-    /tmp), pivots into it, makes it read-only, then runs "$@" with every capability dropped
-    and no-new-privs. The shell stays as pid 1 of the namespace, so the guest cannot kill it.
+    It names the host "sandbox", builds a fresh root on a small tmpfs (read-only /usr, proc, a
+    few devices, a size-capped /tmp), pivots into it, makes it read-only, then execs "$@" with
+    every capability dropped and no-new-privs: the guest replaces the shell as pid 1, so no
+    process of the sandbox runs without the guest's seccomp filter.
     """
     lines = [
         "set -e",
         'tmpfs_size="$1"; shift',
+        "hostname sandbox",
         "mount -t tmpfs -o size=4m,mode=0755 sandbox-root /tmp",
         "cd /tmp",
         "mkdir usr proc dev tmp .old",
@@ -56,9 +58,7 @@ def root_setup_script() -> str:
         "rmdir /.old",
         "mount -o remount,bind,ro /",
         "cd /tmp",
-        "set +e",
-        '/usr/bin/setpriv --no-new-privs --inh-caps=-all --bounding-set=-all -- "$@"',
-        "exit $?",
+        'exec /usr/bin/setpriv --no-new-privs --inh-caps=-all --bounding-set=-all -- "$@"',
     ]
     return "\n".join(lines)
 
@@ -76,9 +76,10 @@ class UnshareBackend(CgroupBackend):
         return [*drop_to_nobody_prefix(NOBODY, NOBODY), *args, *command]
 
     def unavailable_reason(self) -> str | None:
-        for tool in ("unshare", "setpriv"):
+        for tool, package in (("unshare", "util-linux"), ("setpriv", "util-linux"),
+                              ("hostname", "hostname")):
             if not shutil.which(tool):
-                return f"{tool} is not installed (apt-get install util-linux)"
+                return f"{tool} is not installed (apt-get install {package})"
         if not shutil.which(SANDBOX_PYTHON):
             return f"{SANDBOX_PYTHON} is missing (apt-get install python3)"
         probe = self.unshare_command(SandboxLimits(), [SANDBOX_PYTHON, "-S", "-I", "-c", "pass"])

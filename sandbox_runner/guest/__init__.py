@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import cache
 from pathlib import Path
 
@@ -19,3 +20,18 @@ def guest_source() -> str:
 def guest_hash() -> str:
     """Return a short content hash of the guest, stored as a label on the sandbox image."""
     return hashlib.sha256(guest_source().encode()).hexdigest()[:16]
+
+
+@cache
+def guest_namespace() -> dict:
+    """The guest program's functions and tables, without running it."""
+    namespace: dict = {"__name__": "envduels_guest"}
+    exec(compile(guest_source(), str(GUEST_PATH), "exec"), namespace)
+    return namespace
+
+
+def seccomp_program(machine: str | None = None) -> bytes:
+    """Return the guest's seccomp filter (classic BPF) for `machine` (default: this one), so a
+    launcher can install the very same filter before the guest starts. Raises OSError for an
+    architecture without a syscall table."""
+    return guest_namespace()["seccomp_program"](machine or os.uname().machine)

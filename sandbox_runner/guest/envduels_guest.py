@@ -9,8 +9,13 @@ Usage: python3 -S -I envduels_guest.py MEMORY_BYTES MAX_PROCESSES FILE_BYTES CPU
        MAX_OBSERVATION_BYTES SECCOMP [CHANNEL_DIR]   (a limit of 0 means "leave as is")
 
 With SECCOMP 1 the guest installs a seccomp filter on itself before any environment code
-exists (namespaces, mounts, ptrace, keyrings, bpf, modules... fail with EPERM), and refuses to
-start on an architecture it has no syscall table for.
+exists (namespaces, mounts, ptrace, keyrings, bpf, modules... fail with EPERM; sockets other than
+unix, IPv4 and IPv6 with EAFNOSUPPORT), makes itself non-dumpable (no process of the sandbox may
+open its memory), and refuses to start on an architecture it has no syscall table for.
+
+Started as pid 1 of its pid namespace, the guest forks once after that: pid 1 stays behind,
+filtered, and only reaps orphans until the guest proper exits, then exits with its status (so the
+namespace ends). No process of the sandbox is ever unfiltered, pid 1 included.
 
 With CHANNEL_DIR the protocol runs over the FIFOs CHANNEL_DIR/in and CHANNEL_DIR/out instead of
 stdin/stdout (Docker: a direct channel that bypasses the engine's attach stream). The guest
@@ -82,11 +87,18 @@ SYSCALL_NUMBERS = (
     ("vhangup", 153, 58), ("open_tree", 428, 428), ("move_mount", 429, 429),
     ("fsopen", 430, 430), ("fsconfig", 431, 431), ("fsmount", 432, 432), ("fspick", 433, 433),
     ("mount_setattr", 442, 442), ("io_uring_setup", 425, 425), ("io_uring_enter", 426, 426),
-    ("io_uring_register", 427, 427), ("clone", 56, 220), ("clone3", 435, 435),
+    ("io_uring_register", 427, 427), ("socket", 41, 198), ("socketpair", 53, 199),
+    ("clone", 56, 220), ("clone3", 435, 435),
 )
+# The last four are handled apart from the rest (their arguments matter).
+SPECIAL_SYSCALLS = 4
 ARCHITECTURES = {"x86_64": (0xC000003E, 1), "aarch64": (0xC00000B7, 2)}  # AUDIT_ARCH, column
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID and NEWNET.
 CLONE_NAMESPACE_FLAGS = 0x7E020000
+# The only socket families allowed: AF_UNIX, AF_INET, AF_INET6. The network namespace holds
+# these; others (AF_VSOCK to the hypervisor, AF_NETLINK, AF_PACKET, AF_ALG, bluetooth...) reach
+# past it or into more of the kernel than an environment needs.
+SOCKET_FAMILIES = (1, 2, 10)
 
 
 def seccomp_program(machine):
@@ -100,11 +112,18 @@ def seccomp_program(machine):
     numbers = {row[0]: row[column] for row in SYSCALL_NUMBERS}
     load, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, kill, eperm, enosys = 0x7FFF0000, 0x80000000, 0x00050001, 0x00050026
+    eafnosupport = 0x00050061
     code = [(load, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, kill), (load, 0, 0, 0)]
     if machine == "x86_64":  # the x32 ABI: the same calls under other numbers
         code += [(jge, 0, 1, 0x40000000), (ret, 0, 0, eperm)]
-    for name in list(numbers)[:-2]:
+    for name in list(numbers)[:-SPECIAL_SYSCALLS]:
         code += [(jeq, 0, 1, numbers[name]), (ret, 0, 0, eperm)]
+    families = len(SOCKET_FAMILIES)
+    # socket and socketpair: the family (first argument) must be one of SOCKET_FAMILIES.
+    code += [(jeq, 1, 0, numbers["socket"]), (jeq, 0, families + 3, numbers["socketpair"]),
+             (load, 0, 0, 16)]
+    code += [(jeq, families - index, 0, family) for index, family in enumerate(SOCKET_FAMILIES)]
+    code += [(ret, 0, 0, eafnosupport), (ret, 0, 0, allow)]
     code += [(jeq, 0, 1, numbers["clone3"]), (ret, 0, 0, enosys),
              (jeq, 0, 3, numbers["clone"]), (load, 0, 0, 16),  # low half of the flags
              (jset, 0, 1, CLONE_NAMESPACE_FLAGS), (ret, 0, 0, eperm), (ret, 0, 0, allow)]
@@ -112,7 +131,9 @@ def seccomp_program(machine):
 
 
 def install_seccomp_filter():
-    """Set no-new-privs and install the filter on this process (children inherit it)."""
+    """Set no-new-privs, make this process non-dumpable (without CAP_SYS_PTRACE, which nothing
+    in a sandbox has, no other process may then open its memory or /proc/PID/syscall) and
+    install the filter on it; children inherit all three."""
     import ctypes
 
     program = seccomp_program(os.uname().machine)
@@ -122,9 +143,43 @@ def install_seccomp_filter():
 
     libc = ctypes.CDLL(None, use_errno=True)
     fprog = SockFprog(len(program) // 8, program)
-    # PR_SET_NO_NEW_PRIVS = 38; PR_SET_SECCOMP = 22 with SECCOMP_MODE_FILTER = 2.
-    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
+    # PR_SET_DUMPABLE = 4; PR_SET_NO_NEW_PRIVS = 38; PR_SET_SECCOMP = 22 with
+    # SECCOMP_MODE_FILTER = 2.
+    if libc.prctl(4, 0, 0, 0, 0) != 0 or libc.prctl(38, 1, 0, 0, 0) != 0 \
+            or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "could not install the seccomp filter")
+
+
+def become_reaper():
+    """As pid 1 of a pid namespace: fork the guest proper and stay behind to reap orphans.
+
+    Returns in the child. The parent never returns: it waits for every child that ends up
+    with it and, when the guest proper ends, exits with its status (128 + signal when it was
+    killed), which ends every process left in the namespace. It runs no environment code and
+    carries the same filter, limits and non-dumpability as the guest.
+    """
+    import signal
+
+    global MAIN_PID
+    guest_pid = os.fork()
+    if guest_pid == 0:
+        MAIN_PID = os.getpid()
+        return
+    # Only the guest speaks the protocol; pid 1 keeps nothing but the log.
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.closerange(3, 4096)
+    # Signals without a handler cannot reach pid 1 from inside the namespace.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(70)
+        if pid == guest_pid:
+            os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status)
+                     else 128 + os.WTERMSIG(status))
 
 
 def take_protocol_fds(channel_dir=None):
@@ -356,6 +411,8 @@ def main(argv):
         except OSError as error:
             sys.stderr.write("envduels guest: %s\n" % (error,))
             os._exit(70)
+    if os.getpid() == 1:
+        become_reaper()
     protocol_in, protocol_out = take_protocol_fds(argv[7] if len(argv) > 7 else None)
     serve(protocol_in, protocol_out, Guest(max_observation_bytes))
     sys.stderr.flush()

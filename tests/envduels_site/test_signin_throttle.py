@@ -74,8 +74,8 @@ def test_the_admin_sign_in_is_throttled_too(staff):
     assert "Too many failed sign-ins for this account" in refused.text
 
 
-def test_behind_the_https_proxy_the_address_is_the_one_the_proxy_saw(settings, teammate):
-    settings.DJANGO_SECURE = True
+def test_behind_a_trusted_proxy_the_address_is_the_one_the_proxy_saw(settings, teammate):
+    settings.ENVDUELS_TRUSTED_PROXIES = ["10.0.0.0/24"]
     for number in range(LIMIT * 4):
         Client(REMOTE_ADDR="10.0.0.100", HTTP_X_FORWARDED_FOR="1.2.3.4, 203.0.113.7").post(
             "/accounts/login/", {"username": f"guess-{number}", "password": "x"},

@@ -49,3 +49,32 @@ def fresh_postgres_database() -> Iterator[str]:
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# Prepended to code run by `postgres_shell`: the test suite's view of settings (plain static
+# file names, no collectstatic manifest needed).
+TEST_ENVIRONMENT = (
+    "from django.conf import settings\n"
+    "from django.test.utils import override_settings, setup_test_environment\n"
+    "setup_test_environment()\n"
+    "override_settings(STORAGES={**settings.STORAGES, 'staticfiles': {'BACKEND': "
+    "'django.contrib.staticfiles.storage.StaticFilesStorage'}}).enable()\n"
+)
+
+
+def postgres_shell(url: str, code: str, *, env: dict[str, str] | None = None,
+                   timeout: int = 300) -> str:
+    """Migrate the database at `url`, run `code` in `manage.py shell` against it (as the test
+    suite sees settings) and return what it printed; fails the test on any error."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    environment = {**os.environ, "DATABASE_URL": url, **(env or {})}
+    shell = ["shell", "--no-imports", "-c", TEST_ENVIRONMENT + code]
+    for argv in (["migrate", "--noinput"], shell):
+        done = subprocess.run([sys.executable, "manage.py", *argv], cwd=root, env=environment,
+                              capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout

@@ -31,5 +31,5 @@ def test_the_installed_bwrap_disables_nested_user_namespaces():
     if tuple(int(part) for part in version.split()[-1].split(".")[:2]) < (0, 8):
         pytest.skip(f"{version.strip()} predates --disable-userns (the seccomp filter covers it)")
     assert disable_userns_option(bwrap) == ["--disable-userns"]
-    command = BwrapBackend().bwrap_command(SandboxLimits(), ["true"])
+    command = BwrapBackend().bwrap_command(SandboxLimits(), ["true"], 3)
     assert command.index("--disable-userns") > command.index("--unshare-user")

@@ -16,6 +16,14 @@ from django.core.management.base import BaseCommand, CommandError
 from duels.engine.supervisor import Child, Supervisor, worker_children
 
 
+def daphne_argv(*, host: str, port: int) -> list[str]:
+    """Daphne's command line. Never `--proxy-headers`: Daphne would take the client address from
+    the first X-Forwarded-For entry, which any client writes; the application reads the entry a
+    trusted proxy appended instead (ENVDUELS_TRUSTED_PROXIES, duels.account_forms)."""
+    return [sys.executable, "-m", "daphne", "-b", host, "-p", str(port),
+            "envduels_site.asgi:application"]
+
+
 class Command(BaseCommand):
     help = "Serve EnvDuels on one port (Daphne) and run the background task workers."
 
@@ -34,13 +42,7 @@ class Command(BaseCommand):
             raise CommandError("--workers must be at least 1")
         # Daphne for pages and websockets first (it answers sooner on a busy machine), then the
         # same workers as `manage.py worker`.
-        daphne = Child(
-            name="daphne",
-            argv=[
-                sys.executable, "-m", "daphne", "-b", host, "-p", str(port),
-                "--proxy-headers", "envduels_site.asgi:application",
-            ],
-        )
+        daphne = Child(name="daphne", argv=daphne_argv(host=host, port=port))
         children = [daphne, *worker_children(concurrency=workers, prefix=f"serve-{os.getpid()}")]
         # The supervisor's first beat queues again any work a killed worker left behind.
         supervisor = Supervisor(children=children, write=self.stdout.write)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import http.cookiejar
 import os
+import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -40,6 +44,23 @@ def wait_until_up(url: str, deadline: float) -> int:
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             time.sleep(0.3)
     raise AssertionError(f"{url} did not answer in time")
+
+
+def failed_sign_in(base: str, *, forwarded_for: str) -> int:
+    """Sign in with a wrong password, sending `X-Forwarded-For`; the answer's status."""
+    opener = urllib.request.build_opener(
+        urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    with opener.open(f"{base}/accounts/login/", timeout=10) as page:
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.read().decode())
+    form = urllib.parse.urlencode({"username": "nobody", "password": "wrong",
+                                   "csrfmiddlewaretoken": token.group(1)}).encode()
+    request = urllib.request.Request(f"{base}/accounts/login/", data=form,
+                                     headers={"X-Forwarded-For": forwarded_for})
+    try:
+        with opener.open(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
 
 
 def processes_matching(pattern: str) -> list[str]:
@@ -81,6 +102,11 @@ def test_serve_answers_and_stops_cleanly(tmp_path):
         assert fetch_status(f"{base}/admin/") == 200  # redirected to the admin's sign-in form
         children = processes_matching(f"serve-{serve.pid}-") + processes_matching(f"-p {port}")
         assert len(children) == 3, children  # one engine worker, the service worker, daphne
+        # Daphne takes no client address from headers: a forged one is neither used nor stored.
+        assert failed_sign_in(base, forwarded_for="not-an-ip<script>") == 200
+        with sqlite3.connect(tmp_path / "envduels.sqlite3") as database:
+            stored = database.execute("select address from duels_signinfailure").fetchall()
+        assert stored == [("127.0.0.1",)]
     finally:
         serve.send_signal(signal.SIGINT)
         output, _ = serve.communicate(timeout=30)

@@ -1,4 +1,5 @@
-"""/healthz (anyone, no secrets), /metrics (staff or token, Prometheus text), the Workers panel."""
+"""/healthz (status for anyone, details for staff), /metrics (staff, by session or token, in
+Prometheus text), the Workers panel."""
 
 from __future__ import annotations
 
@@ -22,10 +23,11 @@ def _heartbeat(worker_id: str, *, seconds_ago: float, host: str = "worker-7") ->
                                    last_seen_at=seen)
 
 
-def test_healthz_answers_anyone_with_every_part_and_no_secret(client, settings):
+def test_healthz_gives_staff_every_part_and_no_secret(client, settings, staff):
     settings.ENVDUELS_WORKER_HEARTBEAT_SECONDS = 10
     _heartbeat("w-live", seconds_ago=2)
     _heartbeat("w-silent", seconds_ago=120)
+    client.force_login(staff)
     response = client.get("/healthz")
     assert response.status_code == 200
     body = response.json()
@@ -40,18 +42,47 @@ def test_healthz_answers_anyone_with_every_part_and_no_secret(client, settings):
     assert str(settings.DATABASES["default"].get("PASSWORD") or "no-password-set") not in text
 
 
+def test_anonymous_healthz_is_the_status_alone(client, owner):
+    _heartbeat("w-live", seconds_ago=1, host="gpu-box-9")
+    anonymous = client.get("/healthz")
+    assert anonymous.status_code == 200
+    assert list(anonymous.json()) == ["status"]
+    assert anonymous.json()["status"] in {"ok", "degraded"}
+    assert "gpu-box-9" not in anonymous.text and "4242" not in anonymous.text
+    # The same for a non-staff user, signed in or by token, and for a bad token.
+    client.force_login(owner)
+    assert client.get("/healthz").json() == anonymous.json()
+    client.logout()
+    _, raw = api_token_create(user=owner, name="probe")
+    for token in (raw, "nonsense"):
+        assert client.get("/healthz", HTTP_AUTHORIZATION=f"Bearer {token}").json() == \
+            anonymous.json()
+
+
+def test_healthz_details_for_a_staff_token(client, staff):
+    _heartbeat("w-live", seconds_ago=1, host="gpu-box-9")
+    _, raw = api_token_create(user=staff, name="monitoring")
+    body = client.get("/healthz", HTTP_AUTHORIZATION=f"Bearer {raw}").json()
+    assert body["workers"]["items"][0]["host"] == "gpu-box-9"
+
+
 def test_healthz_is_degraded_without_live_workers(client):
     assert client.get("/healthz").json()["status"] == "degraded"
 
 
-def test_metrics_need_staff_or_a_token(client, owner, staff):
+def test_metrics_follow_one_rule_for_sessions_and_tokens(client, owner, staff):
     assert client.get("/metrics").status_code == 401
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer nonsense").status_code == 401
+    # A non-staff user is refused alike, signed in or by token.
     client.force_login(owner)
     assert client.get("/metrics").status_code == 403
     client.logout()
-    _, raw = api_token_create(user=owner, name="prometheus")
-    assert client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 200
+    _, owner_token = api_token_create(user=owner, name="prometheus")
+    refused = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {owner_token}")
+    assert refused.status_code == 403 and "staff" in refused.text
+    # A staff user is let in alike, signed in or by token.
+    _, staff_token = api_token_create(user=staff, name="prometheus")
+    assert client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {staff_token}").status_code == 200
     client.force_login(staff)
     assert client.get("/metrics").status_code == 200
 
@@ -93,13 +124,14 @@ def test_the_workers_panel_is_for_staff(client, owner, staff):
     assert settings.SECRET_KEY not in page
 
 
-def test_healthz_on_a_database_without_tables_says_what_to_run(client, monkeypatch):
+def test_healthz_on_a_database_without_tables_says_what_to_run(client, monkeypatch, staff):
     from django.db import OperationalError
 
     def no_table():
         raise OperationalError("no such table: duels_workerheartbeat")
 
     monkeypatch.setattr("duels.selectors.operations.workers_live", no_table)
+    client.force_login(staff)
     body = client.get("/healthz").json()
     assert body["status"] == "degraded" and body["workers"]["live"] is None
     assert "manage.py migrate" in body["workers"]["error"]
