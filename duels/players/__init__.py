@@ -54,11 +54,12 @@ class LimitedPlayer(ChatPlayer):
         temperature: float = 0.0,
         on_partial: PartialReply | None = None,
         cache_key: str = "",
+        action_tool: bool = False,
     ) -> Completion:
         with concurrency_slot(key=self.slot_key, limit=self.limit):
             return self.inner.complete(
                 messages, max_tokens=max_tokens, temperature=temperature,
-                on_partial=on_partial, cache_key=cache_key,
+                on_partial=on_partial, cache_key=cache_key, action_tool=action_tool,
             )
 
 

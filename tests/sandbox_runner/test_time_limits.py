@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 from sandbox_runner import SandboxLimits, SandboxTimeout, open_sandbox
 from sandbox_runner.session import Sandbox
+from tests.helpers.clocks import JumpingClock
 from tests.sandbox_runner.conftest import ECHO_ENV, MIB
 
 pytestmark = pytest.mark.timeout(90)
@@ -26,19 +26,6 @@ class Environment:
         time.sleep(0.3)
         return {"observation": "slow", "done": False, "success": False}
 '''
-
-
-class JumpingClock:
-    """The real monotonic clock plus jumps: `jump(45)` stands for a model thinking 45 s."""
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def __call__(self) -> float:
-        return time.monotonic() + self.offset
-
-    def jump(self, seconds: float) -> None:
-        self.offset += seconds
 
 
 def test_the_environment_total_spans_its_calls(any_backend):
@@ -76,3 +63,20 @@ def test_model_time_between_calls_never_counts(any_backend, monkeypatch):
             clock.jump(45.0)
             assert sandbox.step("ping").observation == "pong"
         assert sandbox.environment_seconds < 10
+
+
+def test_the_environment_total_is_measured_on_the_session_clock(any_backend, monkeypatch):
+    """The same clock, jumping 61 s at each reading, makes every call look 61 s long: the third
+    call finds the 120 s total spent and the sandbox is killed (the clock is what counts)."""
+
+    class Racing(JumpingClock):
+        def __call__(self) -> float:
+            self.jump(61.0)
+            return super().__call__()
+
+    monkeypatch.setattr(Sandbox, "clock", staticmethod(Racing()))
+    with open_sandbox(ECHO_ENV, limits=SandboxLimits(memory_bytes=64 * MIB, call_timeout=5.0),
+                      backend=any_backend) as sandbox:
+        sandbox.reset(seed=0)  # the load and the reset: 122 s of the environment's time
+        with pytest.raises(SandboxTimeout, match="total time limit of 120 s"):
+            sandbox.step("ping")
