@@ -110,8 +110,12 @@ def player_require_credentials(player: Player) -> None:
 
 
 def player_client(player: Player) -> ChatPlayer:
-    """Return the adapter for `player`, its key checked and its concurrency limit applied."""
+    """Return the adapter for `player`, its key and action protocol checked and its concurrency
+    limit applied."""
+    from duels.players.actions import action_protocol
+
     player_require_credentials(player)
+    action_protocol(player)  # a bad `actions` param fails before any call is made
     return LimitedPlayer(
         _adapter(player),
         slot_key=str(player.uuid),
