@@ -76,3 +76,11 @@ def test_the_replay_marks_a_format_reminder(owner_client, duel):
     assert "format reminder from EnvDuels, not the environment" in page
     assert "nothing reached the environment" in page
     assert REMINDER.replace("'", "&#x27;") in page
+
+
+def test_the_compare_page_marks_a_format_reminder(owner_client, duel):
+    step = Step.objects.get(episode__duel=duel, format_error__gt="")
+    page = owner_client.get(f"/episodes/{step.episode.uuid}/compare/", follow=True)
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert text.count("format reminder from EnvDuels, not the environment") == 1
