@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from duels.players.base import Completion, PlayerError
+from duels.players.base import Completion, Message, PlayerError
+from duels.players.prompts import PLAYER_CHECK_MESSAGES
 
 if TYPE_CHECKING:
     from duels.models import Player
@@ -69,6 +70,15 @@ def action_protocol(player: Player) -> str:
     if chosen is not None:
         return chosen
     return TOOL if player.provider in TOOL_PROVIDERS else TEXT
+
+
+def player_check_messages(*, protocol: str) -> list[Message]:
+    """The connectivity check's chat: it asks for the action `ready` under `protocol`, so a
+    check of a tool-protocol player also proves the endpoint accepts and makes tool calls."""
+    if protocol != TOOL:
+        return [dict(message) for message in PLAYER_CHECK_MESSAGES]
+    return [dict(PLAYER_CHECK_MESSAGES[0]),
+            {"role": "user", "content": f"Call the tool {ACT_TOOL_NAME} with the action: ready"}]
 
 
 # --- text protocol -----------------------------------------------------------------------------
