@@ -42,8 +42,14 @@ from duels.engine.leases import (
 from duels.engine.partials import ReplyStreamer
 from duels.models import Duel, EndReason, Episode, Status, Step, Tournament
 from duels.players import player_client, prompts
-from duels.players.actions import TOOL, action_protocol, action_read, format_reminder
-from sandbox_runner import EnvCodeError, StepResult, open_sandbox
+from duels.players.actions import (
+    TOOL,
+    ParsedAction,
+    action_protocol,
+    action_read,
+    format_reminder,
+)
+from sandbox_runner import EnvCodeError, Sandbox, StepResult, open_sandbox
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +217,9 @@ def _sent_by_tool(step: Step, protocol: str) -> str | None:
     return step.action
 
 
-def _answer(*, sandbox, parsed, protocol: str, index: int, max_steps: int):
+def _answer(
+    *, sandbox: Sandbox, parsed: ParsedAction, protocol: str, index: int, max_steps: int
+) -> tuple[StepResult, int]:
     """Send a readable action to the environment; answer an unreadable reply with the format
     reminder instead. Returns (StepResult, milliseconds spent in the sandbox)."""
     if parsed.format_error:
