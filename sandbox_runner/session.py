@@ -1,4 +1,10 @@
-"""One open sandbox: the environment loaded in a guest, driven call by call under limits."""
+"""One open sandbox: the environment loaded in a guest, driven call by call under limits.
+
+Time limits count the environment's own work only: each call has `call_timeout`, and the time
+spent inside all calls together (the module load included) has `episode_timeout`. The time
+between calls belongs to whoever drives the sandbox (a model thinking over its reply), so a
+sandbox stays usable however long that takes.
+"""
 
 from __future__ import annotations
 
@@ -46,6 +52,10 @@ class StepResult:
 class Sandbox:
     """A started guest. Use as a context manager; any limit violation kills it for good."""
 
+    # The clock that measures the environment's time; tests may swap in one that also jumps
+    # forward between calls, to stand for a slow model without waiting for it.
+    clock: Callable[[], float] = staticmethod(time.monotonic)
+
     def __init__(self, process: SandboxProcess, limits: SandboxLimits) -> None:
         self.process = process
         self.limits = limits
@@ -53,7 +63,7 @@ class Sandbox:
         self.channel = Channel(process.transport, max_reply_bytes=limits.max_reply_bytes,
                                max_log_bytes=limits.max_log_bytes,
                                max_observation_bytes=limits.max_observation_bytes)
-        self.episode_deadline = time.monotonic() + limits.episode_timeout
+        self.environment_seconds = 0.0  # spent inside calls so far
         self.max_steps: int | None = None
         self.has_reference = False
         self.failure: SandboxError | None = None
@@ -113,16 +123,22 @@ class Sandbox:
             raise type(self.failure)(f"the sandbox was already stopped: {self.failure}")
         if self.closed:
             raise SandboxCrashed("the sandbox is closed")
-        now = time.monotonic()
-        deadline = min(now + self.limits.call_timeout, self.episode_deadline)
+        left = self.limits.episode_timeout - self.environment_seconds
+        allowed = min(self.limits.call_timeout, left)
+        started = self.clock()
+        # The channel's deadline is on the real clock, whatever clock measures the total.
+        deadline = time.monotonic() + allowed
         try:
-            return (exchange or self.channel.exchange)(body, deadline, deadline - now)
+            return (exchange or self.channel.exchange)(body, deadline, allowed)
         except SandboxTimeout:
-            which = ("episode", self.limits.episode_timeout)
-            if deadline != self.episode_deadline:
-                which = ("call", self.limits.call_timeout)
+            if allowed < self.limits.call_timeout:
+                self.fail(SandboxTimeout(
+                    f"{op} went over the environment's total time limit of "
+                    f"{self.limits.episode_timeout:g} s (time spent inside its calls); "
+                    "sandbox killed"))
             self.fail(SandboxTimeout(
-                f"{op} exceeded the {which[0]} time limit of {which[1]:g} s; sandbox killed"))
+                f"{op} exceeded the call time limit of {self.limits.call_timeout:g} s; "
+                "sandbox killed"))
         except StreamClosed:
             self.channel.drain_log(0.2)
             self.fail(self.process.exit_error(self.channel.log_text))
@@ -130,6 +146,8 @@ class Sandbox:
             self.fail(error)
         except EnvCodeError:
             raise  # the environment raised; the guest is intact and may be called again
+        finally:
+            self.environment_seconds += self.clock() - started
         raise AssertionError("unreachable")
 
     def fail(self, error: SandboxError) -> None:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from duels.analytics import charts
+from duels.analytics.compliance import format_error_rates
 from duels.analytics.convergence import convergence_fit
 from duels.analytics.data import AnalyticsInput
 from duels.analytics.divergence import divergence_fit
@@ -30,6 +31,7 @@ from duels.analytics.transitivity import transitivity_fit
 DESIGN_KEYS = (
     "computed_at", "ratings", "setters", "solvers", "divergence", "transitivity",
     "environments", "convergence", "transfer", "observe_uplift", "scale", "findings", "irt",
+    "format_errors",
 )
 # How each interval is computed, stated on the page next to the figures.
 INTERVAL_METHODS = {
@@ -106,6 +108,8 @@ def analytics_compute(
         "transitivity": None, "environments": [],
         "convergence": {"clusters": [], "p_value": None}, "transfer": None,
         "observe_uplift": [],
+        # Compliance apart from skill: counted even before there are enough duels.
+        "format_errors": format_error_rates(data.compliance),
         "summary": {
             "players": len(data.players), "duels": len(data.duels),
             "episodes": len(data.episodes), "environments": len(data.environments),

@@ -32,6 +32,16 @@ class EpisodeRecord(NamedTuple):
     success: bool
 
 
+class ComplianceRecord(NamedTuple):
+    """How many of a solver's replies in one condition were answered, and how many of them had
+    no readable action (a format error)."""
+
+    solver: str
+    hinted: bool
+    replies: int
+    format_errors: int
+
+
 class EnvironmentRecord(NamedTuple):
     uuid: str
     title: str
@@ -62,3 +72,4 @@ class AnalyticsInput:
     transfers: tuple[TransferRecord, ...] = field(default_factory=tuple)
     # Model size in billions of parameters, for the players whose size is known.
     sizes: tuple[tuple[str, float], ...] = ()
+    compliance: tuple[ComplianceRecord, ...] = ()

@@ -42,7 +42,14 @@ from duels.engine.leases import (
 from duels.engine.partials import ReplyStreamer
 from duels.models import Duel, EndReason, Episode, Status, Step, Tournament
 from duels.players import player_client, prompts
-from sandbox_runner import EnvCodeError, open_sandbox
+from duels.players.actions import (
+    TOOL,
+    ParsedAction,
+    action_protocol,
+    action_read,
+    format_reminder,
+)
+from sandbox_runner import EnvCodeError, Sandbox, StepResult, open_sandbox
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +72,8 @@ class ReplayMismatch(EnvCodeError):
 
 @dataclass
 class _Progress:
-    history: list[tuple[str, str]]  # (observation, reply) pairs sent to the solver so far
+    # (observation, reply, action sent through the act tool or None), as sent to the solver
+    history: list[tuple[str, str, str | None]]
     observation: str  # the observation the solver answers next
     index: int  # index of the last stored step
     tokens: int
@@ -173,8 +181,11 @@ def _duel_state(episode: Episode) -> dict | None:
     return Duel.objects.filter(pk=episode.duel_id).values("status", *DUEL_SPEND_FIELDS).first()
 
 
-def _replay(*, episode: Episode, sandbox, owner: str) -> _Progress:
-    """Reset the sandbox and replay the stored steps; store step 0 when it is missing."""
+def _replay(*, episode: Episode, sandbox, owner: str, protocol: str) -> _Progress:
+    """Reset the sandbox and replay the stored steps; store step 0 when it is missing.
+
+    Format reminders are not replayed: their replies never reached the environment.
+    """
     stored = list(episode.trajectory.order_by("index"))
     observation = sandbox.reset(seed=episode.seed)
     if not stored:
@@ -183,12 +194,13 @@ def _replay(*, episode: Episode, sandbox, owner: str) -> _Progress:
         stored = [step]
     elif stored[0].observation != text_bound(observation, limit=OBSERVATION_CHARS):
         raise ReplayMismatch("reset gave a different text when the episode was resumed")
-    history: list[tuple[str, str]] = []
+    history: list[tuple[str, str, str | None]] = []
     for previous, step in zip(stored, stored[1:], strict=False):
-        result = sandbox.step(step.action)
-        if text_bound(result.observation, limit=OBSERVATION_CHARS) != step.observation:
-            raise ReplayMismatch(f"step {step.index} gave a different observation on replay")
-        history.append((previous.observation, step.reply))
+        if not step.is_format_reminder:
+            result = sandbox.step(step.action)
+            if text_bound(result.observation, limit=OBSERVATION_CHARS) != step.observation:
+                raise ReplayMismatch(f"step {step.index} gave a different observation on replay")
+        history.append((previous.observation, step.reply, _sent_by_tool(step, protocol)))
     last = stored[-1]
     return _Progress(
         history=history, observation=last.observation, index=last.index,
@@ -198,12 +210,34 @@ def _replay(*, episode: Episode, sandbox, owner: str) -> _Progress:
     )
 
 
+def _sent_by_tool(step: Step, protocol: str) -> str | None:
+    """The action a tool-protocol reply sent through `act` (None: text, or no readable call)."""
+    if protocol != TOOL or step.format_error:
+        return None
+    return step.action
+
+
+def _answer(
+    *, sandbox: Sandbox, parsed: ParsedAction, protocol: str, index: int, max_steps: int
+) -> tuple[StepResult, int]:
+    """Send a readable action to the environment; answer an unreadable reply with the format
+    reminder instead. Returns (StepResult, milliseconds spent in the sandbox)."""
+    if parsed.format_error:
+        reminder = format_reminder(protocol=protocol, problem=parsed.format_error,
+                                   steps_used=index, max_steps=max_steps)
+        return StepResult(observation=reminder, done=False, success=False, reward=None), 0
+    stepping = time.monotonic()
+    result = sandbox.step(parsed.action)
+    return result, int((time.monotonic() - stepping) * 1000)
+
+
 def _play(
     *, episode: Episode, owner: str, stop: threading.Event | None
 ) -> tuple[str, str, bool | None, str]:
     """Run the solver loop; return (status, end_reason, success, message)."""
     solver = episode.solver
     client = player_client(solver)
+    protocol = action_protocol(solver)
     hint_text = episode.hint.text if episode.hint_id else None  # the solver's prompt only
     params = solver.params or {}
     opening = time.monotonic()
@@ -212,7 +246,7 @@ def _play(
             sandbox_backend=sandbox.backend_name,
             sandbox_start_ms=int((time.monotonic() - opening) * 1000))
         max_steps = episode.environment.max_steps or sandbox.max_steps
-        progress = _replay(episode=episode, sandbox=sandbox, owner=owner)
+        progress = _replay(episode=episode, sandbox=sandbox, owner=owner, protocol=protocol)
         while True:
             if progress.done:
                 return Status.FINISHED, EndReason.DONE, progress.success, ""
@@ -235,7 +269,8 @@ def _play(
             if duel_state:
                 duel_spend_check(spend=duel_state)
             messages = prompts.solver_messages(
-                hint=hint_text, history=progress.history, observation=progress.observation
+                hint=hint_text, history=progress.history, observation=progress.observation,
+                protocol=protocol,
             )
             started = time.monotonic()
             # The reply streams to live viewers as it is written; the episode's uuid keys the
@@ -247,12 +282,12 @@ def _play(
                     temperature=float(params.get("temperature", 0.0)),
                     on_partial=live.update,
                     cache_key=str(episode.uuid),
+                    action_tool=protocol == TOOL,
                 )
             latency_ms = completion.latency_ms or int((time.monotonic() - started) * 1000)
-            parsed = prompts.parse_solver_action(completion.text)
-            stepping = time.monotonic()
-            result = sandbox.step(parsed.action)
-            sandbox_ms = int((time.monotonic() - stepping) * 1000)
+            parsed = action_read(completion=completion, protocol=protocol)
+            result, sandbox_ms = _answer(sandbox=sandbox, parsed=parsed, protocol=protocol,
+                                         index=progress.index + 1, max_steps=max_steps)
             step = episode_record_step(
                 episode=episode, owner=owner, index=progress.index + 1,
                 observation=result.observation, reply=completion.text, action=parsed.action,
@@ -265,7 +300,8 @@ def _play(
             )
             doorbell_step_ready(episode=episode, step=step, **_doorbell_ids(episode))
             # The stored (bounded) reply, so a resumed episode sends the very same prompts.
-            progress.history.append((progress.observation, step.reply))
+            progress.history.append(
+                (progress.observation, step.reply, _sent_by_tool(step, protocol)))
             progress.observation = step.observation
             progress.index = step.index
             progress.tokens += completion.input_tokens + completion.output_tokens

@@ -17,7 +17,10 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from duels.exchange.export import CHUNK_SIZE
-from duels.models import Condition, Environment, Episode, Hint, Status, Step
+from duels.models import Condition, Environment, Episode, Hint, Player, Status, Step
+from duels.players.actions import TEXT, TOOL, action_protocol
+from duels.players.base import PlayerError
+from duels.players.openai import openai_messages
 from duels.players.prompts import solver_messages
 
 
@@ -138,40 +141,65 @@ def training_episodes(
     return episodes
 
 
+def _protocol(row: dict) -> str:
+    """The action protocol of an episode's solver, as its player is configured now."""
+    solver = Player(name=row["solver__name"], provider=row["solver__provider"],
+                    params=row["solver__params"] or {})
+    try:
+        return action_protocol(solver)
+    except PlayerError:
+        return TEXT  # a misconfigured player played no tool-protocol episode
+
+
 def training_chat_records(
     *, episodes: QuerySet[Episode], thinking: bool = False
 ) -> Iterator[dict[str, Any]]:
     """Each episode as the chat its solver had: system, observations (user), replies (assistant).
 
     With `thinking`, each assistant message that came with reasoning carries it as
-    `reasoning_content` (the field OpenAI-compatible servers use); without, it is left out.
+    `reasoning_content` (the field OpenAI-compatible servers use); without, it is left out. A
+    solver of the tool action protocol had its actions as `act` calls: its records carry them as
+    OpenAI `tool_calls`, each answered by the next observation as a `tool` message.
     """
     chosen = episodes.values("pk")
     steps = _Groups(
         Step.objects.filter(episode__in=chosen)
         .order_by("episode_id", "index")
-        .values("episode_id", "index", "observation", "reply", "thinking")
+        .values("episode_id", "index", "observation", "reply", "thinking", "action",
+                "format_error")
         .iterator(chunk_size=CHUNK_SIZE),
         "episode_id",
     )
     rows = (
         Episode.objects.filter(pk__in=chosen)
         .order_by("pk")
-        .values("pk", "hint__text")
+        .values("pk", "hint__text", "solver__name", "solver__provider", "solver__params")
         .iterator(chunk_size=CHUNK_SIZE)
     )
     for row in rows:
         turns = steps.take(row["pk"])
         if len(turns) < 2 or turns[0]["index"] != 0:
             continue  # no reset or no action stored: nothing to learn from
+        protocol = _protocol(row)
+
+        def called(turn: dict, protocol: str = protocol) -> str | None:
+            return turn["action"] if protocol == TOOL and not turn["format_error"] else None
+
         # Step n holds the reply to the observation of step n-1 and the answer to it.
         history = [
-            (turns[n - 1]["observation"], turns[n]["reply"]) for n in range(1, len(turns) - 1)
+            (turns[n - 1]["observation"], turns[n]["reply"], called(turns[n]))
+            for n in range(1, len(turns) - 1)
         ]
         messages = solver_messages(
-            hint=row["hint__text"], history=history, observation=turns[-2]["observation"]
+            hint=row["hint__text"], history=history, observation=turns[-2]["observation"],
+            protocol=protocol,
         )
-        messages.append({"role": "assistant", "content": turns[-1]["reply"]})
+        last = {"role": "assistant", "content": turns[-1]["reply"]}
+        if (action := called(turns[-1])) is not None:
+            last["action"] = action
+        messages.append(last)
+        if protocol == TOOL:
+            messages = openai_messages(messages)
         if thinking:
             replies = (message for message in messages if message["role"] == "assistant")
             for message, turn in zip(replies, turns[1:], strict=True):

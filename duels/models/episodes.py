@@ -169,3 +169,16 @@ class Step(models.Model):
 
     def __str__(self) -> str:
         return f"step {self.index} of {self.episode_id}"
+
+    @property
+    def is_format_reminder(self) -> bool:
+        """The reply had no readable action: nothing reached the environment, and the
+        observation is EnvDuels' format reminder. (Steps stored before replies without an
+        action were held back kept the whole reply as their action and the environment's
+        answer; they still count as format errors, not as reminders.)"""
+        return step_is_format_reminder(format_error=self.format_error, action=self.action)
+
+
+def step_is_format_reminder(*, format_error: str, action: str) -> bool:
+    """The one rule for telling a format reminder from an environment's answer."""
+    return bool(format_error) and not action

@@ -54,11 +54,12 @@ class LimitedPlayer(ChatPlayer):
         temperature: float = 0.0,
         on_partial: PartialReply | None = None,
         cache_key: str = "",
+        action_tool: bool = False,
     ) -> Completion:
         with concurrency_slot(key=self.slot_key, limit=self.limit):
             return self.inner.complete(
                 messages, max_tokens=max_tokens, temperature=temperature,
-                on_partial=on_partial, cache_key=cache_key,
+                on_partial=on_partial, cache_key=cache_key, action_tool=action_tool,
             )
 
 
@@ -109,8 +110,12 @@ def player_require_credentials(player: Player) -> None:
 
 
 def player_client(player: Player) -> ChatPlayer:
-    """Return the adapter for `player`, its key checked and its concurrency limit applied."""
+    """Return the adapter for `player`, its key and action protocol checked and its concurrency
+    limit applied."""
+    from duels.players.actions import action_protocol
+
     player_require_credentials(player)
+    action_protocol(player)  # a bad `actions` param fails before any call is made
     return LimitedPlayer(
         _adapter(player),
         slot_key=str(player.uuid),

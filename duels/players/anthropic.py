@@ -6,6 +6,7 @@ from typing import Any
 
 import anthropic
 
+from duels.players.actions import ACT_TOOL_DESCRIPTION, ACT_TOOL_NAME, ACT_TOOL_SCHEMA
 from duels.players.base import Message, PartialReply, PlayerError
 from duels.players.retry import TransientError
 from duels.players.sdk import Reading, SDKPlayer, api_key_from_env
@@ -15,28 +16,54 @@ MIN_THINKING_BUDGET = 1024  # the Messages API's smallest thinking budget
 EPHEMERAL = {"type": "ephemeral"}
 
 
-def anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
+def anthropic_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
     """Split chat messages into Anthropic's `system` text and alternating user/assistant turns.
 
     System messages (anywhere) are joined into `system`; consecutive same-role messages are merged,
-    since the Messages API requires the roles to alternate.
+    since the Messages API requires the roles to alternate. An assistant message with an
+    `action` (the tool protocol) becomes its text plus a `tool_use` block of `act`, and the next
+    user message the matching `tool_result`.
     """
     system_parts: list[str] = []
-    turns: list[dict[str, str]] = []
+    turns: list[dict[str, Any]] = []
+    calls = 0
+    answering = ""  # the tool_use id the next user message answers
     for message in messages:
         if message["role"] == "system":
             system_parts.append(message["content"])
             continue
         role = "assistant" if message["role"] == "assistant" else "user"
+        content: str | list[dict[str, Any]] = message["content"]
+        if role == "assistant" and message.get("action") is not None:
+            calls += 1
+            answering = f"act_{calls}"
+            content = [{"type": "text", "text": message["content"]}] if message["content"] else []
+            content.append({"type": "tool_use", "id": answering, "name": ACT_TOOL_NAME,
+                            "input": {"action": message["action"]}})
+        elif role == "user" and answering:
+            content = [{"type": "tool_result", "tool_use_id": answering,
+                        "content": message["content"]}]
+            answering = ""
         if turns and turns[-1]["role"] == role:
-            turns[-1] = {"role": role, "content": f"{turns[-1]['content']}\n\n{message['content']}"}
+            turns[-1] = {"role": role, "content": _joined(turns[-1]["content"], content)}
         else:
-            turns.append({"role": role, "content": message["content"]})
+            turns.append({"role": role, "content": content})
     return "\n\n".join(system_parts), turns
 
 
+def _blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _joined(first: str | list[dict[str, Any]], second: str | list[dict[str, Any]]):
+    """Two contents of one role as one: text joined by a blank line, blocks concatenated."""
+    if isinstance(first, str) and isinstance(second, str):
+        return f"{first}\n\n{second}"
+    return _blocks(first) + _blocks(second)
+
+
 def cache_breakpoints(
-    system: str, turns: list[dict[str, str]]
+    system: str, turns: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Mark the stable prefix with cache breakpoints: the system prompt (with the hint), the
     end of what the previous request sent (read from the cache now), and the end of this one
@@ -46,10 +73,14 @@ def cache_breakpoints(
     last_reply = max(i for i, turn in enumerate(turns) if turn["role"] == "assistant")
     for index in {len(turns) - 1, last_reply - 1}:
         if index >= 0:
-            marked[index]["content"] = [
-                {"type": "text", "text": turns[index]["content"], "cache_control": EPHEMERAL}
-            ]
+            blocks = [dict(block) for block in _blocks(turns[index]["content"])]
+            blocks[-1]["cache_control"] = EPHEMERAL
+            marked[index]["content"] = blocks
     return system_blocks, marked
+
+
+ACT_TOOL = {"name": ACT_TOOL_NAME, "description": ACT_TOOL_DESCRIPTION,
+            "input_schema": ACT_TOOL_SCHEMA}
 
 
 class AnthropicPlayer(SDKPlayer):
@@ -80,8 +111,11 @@ class AnthropicPlayer(SDKPlayer):
             )
         return {"type": "enabled", "budget_tokens": value}
 
-    def request(self, messages: list[Message], *, max_tokens: int) -> dict[str, Any]:
-        """The Messages API arguments for `messages`, with cache breakpoints from turn two."""
+    def request(
+        self, messages: list[Message], *, max_tokens: int, action_tool: bool = False
+    ) -> dict[str, Any]:
+        """The Messages API arguments for `messages`, with cache breakpoints from turn two;
+        with `action_tool`, the `act` tool is offered."""
         # The Messages API of this SDK takes no sampling knobs (temperature, top_p, top_k), so the
         # caller's temperature is not sent. Params that name them are passed as raw body fields
         # for endpoints and gateways that still accept them; `effort` maps to output_config.
@@ -93,6 +127,8 @@ class AnthropicPlayer(SDKPlayer):
             system, options["messages"] = cache_breakpoints(system, turns)
         if system:
             options["system"] = system
+        if action_tool:
+            options["tools"] = [ACT_TOOL]
         if thinking := self.thinking_config():
             options["thinking"] = thinking
             budget = int(thinking.get("budget_tokens") or 0)
@@ -112,9 +148,9 @@ class AnthropicPlayer(SDKPlayer):
 
     def exchange(
         self, messages: list[Message], *, max_tokens: int, temperature: float,
-        on_partial: PartialReply | None, cache_key: str,
+        on_partial: PartialReply | None, cache_key: str, action_tool: bool = False,
     ) -> Reading:
-        options = self.request(messages, max_tokens=max_tokens)
+        options = self.request(messages, max_tokens=max_tokens, action_tool=action_tool)
         if not self.streaming:
             return self.reading(self.client.messages.create(**options))
         text = thinking = ""
@@ -154,6 +190,10 @@ class AnthropicPlayer(SDKPlayer):
             cache_read_tokens=cache_read,
             cache_write_tokens=cache_write,
             stop_reason=str(message.stop_reason or ""),
+            tool_calls=tuple(
+                (str(block.name), block.input)
+                for block in blocks if getattr(block, "type", "") == "tool_use"
+            ),
             id=str(getattr(message, "id", "") or ""),
             model=str(getattr(message, "model", "") or ""),
         )

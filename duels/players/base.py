@@ -21,7 +21,9 @@ class Completion:
     """One reply. `input_tokens` counts every prompt token, the cached ones included;
     `cache_read_tokens` and `cache_write_tokens` say how many of them were read from or
     written to the provider's prompt cache. `thinking` is reasoning returned apart from the
-    reply (Anthropic thinking blocks, `reasoning_content`)."""
+    reply (Anthropic thinking blocks, `reasoning_content`). When the `act` tool was offered,
+    `action` is the action of the reply's one well-formed `act` call, else None and
+    `action_error` says what was wrong with the reply's tool calls."""
 
     text: str
     input_tokens: int = 0
@@ -31,6 +33,8 @@ class Completion:
     thinking: str = ""
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    action: str | None = None
+    action_error: str = ""
 
 
 # Called while a reply streams in, with (reply so far, thinking so far); ("", "") means the
@@ -38,7 +42,9 @@ class Completion:
 PartialReply = Callable[[str, str], None]
 
 
-Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": str}
+# {"role": "system"|"user"|"assistant", "content": str}; an assistant message of the tool action
+# protocol also has "action", the action it sent through the `act` tool.
+Message = dict[str, str]
 
 
 class ChatPlayer:
@@ -69,10 +75,13 @@ class ChatPlayer:
         temperature: float = 0.0,
         on_partial: PartialReply | None = None,
         cache_key: str = "",
+        action_tool: bool = False,
     ) -> Completion:
         """Return the model's reply to `messages`.
 
         `on_partial` receives the reply as it streams in; `cache_key` names the conversation
-        (one per episode) so providers that route by it keep its prompt prefix cached.
+        (one per episode) so providers that route by it keep its prompt prefix cached;
+        `action_tool` offers the `act` tool (the tool action protocol, duels.players.actions)
+        and reads its call into the Completion's `action`.
         """
         raise NotImplementedError

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from duels.players import prompts
+from duels.players.actions import action_from_text
 from duels.players.base import ChatPlayer, Completion, Message, PartialReply, PlayerError
 from duels.players.scripted import FAMILIES, SKILLS
 from duels.players.scripted.setters import SETTER_STYLES, answer_text, write_environment
@@ -116,7 +117,11 @@ class BuiltinPlayer(ChatPlayer):
         temperature: float = 0.0,
         on_partial: PartialReply | None = None,
         cache_key: str = "",
+        action_tool: bool = False,
     ) -> Completion:
+        if action_tool:
+            raise PlayerError(f"built-in player {self.name} speaks the text action protocol "
+                              "only; it cannot be offered the act tool")
         started = time.perf_counter()
         delay_ms = _latency_setting()
         kind, text = self._answer(messages)
@@ -183,7 +188,7 @@ class BuiltinPlayer(ChatPlayer):
             hint = system.split(prompts.HINT_START, 1)[1].split(prompts.HINT_END, 1)[0].strip()
         observations = [m["content"] for m in messages if m.get("role") == "user"]
         actions = [
-            prompts.parse_solver_action(m["content"]).action
+            action_from_text(m["content"]).action
             for m in messages
             if m.get("role") == "assistant"
         ]

@@ -5,10 +5,12 @@ Serves both `openai` and `openai_compatible` players (vLLM, Ollama, llama.cpp se
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import openai
 
+from duels.players.actions import ACT_TOOL_DESCRIPTION, ACT_TOOL_NAME, ACT_TOOL_SCHEMA
 from duels.players.base import Message, PartialReply, PlayerError
 from duels.players.retry import TransientError
 from duels.players.sdk import Reading, SDKPlayer, api_key_from_env
@@ -22,19 +24,38 @@ REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 def openai_messages(
     messages: list[Message], *, system_role: str = "system"
-) -> list[dict[str, str]]:
+) -> list[dict[str, Any]]:
     """Return the chat in Chat Completions form.
 
     `system_role` "developer" renames system messages (OpenAI reasoning models); "user" folds
-    them into the first user message, for servers whose chat template has no system role.
+    them into the first user message, for servers whose chat template has no system role. An
+    assistant message with an `action` (the tool protocol) carries it as a call of `act`, and
+    the next user message becomes that call's `tool` result.
     """
+    chat: list[dict[str, Any]] = []
+    calls = 0
+    answering = ""  # the tool call id the next user message answers
+    for message in messages:
+        role, content = message["role"], message["content"]
+        if role == "system" and system_role != "user":
+            chat.append({"role": system_role, "content": content})
+        elif role == "assistant" and message.get("action") is not None:
+            calls += 1
+            answering = f"call_{calls}"
+            chat.append({"role": "assistant", "content": content or None, "tool_calls": [{
+                "id": answering, "type": "function",
+                "function": {"name": ACT_TOOL_NAME,
+                             "arguments": json.dumps({"action": message["action"]})},
+            }]})
+        elif role == "user" and answering:
+            chat.append({"role": "tool", "tool_call_id": answering, "content": content})
+            answering = ""
+        else:
+            chat.append({"role": role, "content": content})
     if system_role != "user":
-        return [
-            {"role": system_role if m["role"] == "system" else m["role"], "content": m["content"]}
-            for m in messages
-        ]
-    system_text = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-    chat = [dict(m) for m in messages if m["role"] != "system"]
+        return chat
+    system_text = "\n\n".join(m["content"] for m in chat if m["role"] == "system")
+    chat = [m for m in chat if m["role"] != "system"]
     if system_text:
         first_user = next((m for m in chat if m["role"] == "user"), None)
         if first_user is None:
@@ -42,6 +63,11 @@ def openai_messages(
         else:
             first_user["content"] = f"{system_text}\n\n{first_user['content']}"
     return chat
+
+
+ACT_TOOL = {"type": "function", "function": {
+    "name": ACT_TOOL_NAME, "description": ACT_TOOL_DESCRIPTION, "parameters": ACT_TOOL_SCHEMA,
+}}
 
 
 class OpenAIPlayer(SDKPlayer):
@@ -75,9 +101,10 @@ class OpenAIPlayer(SDKPlayer):
         )
 
     def request(self, messages: list[Message], *, max_tokens: int, temperature: float,
-                cache_key: str) -> dict[str, Any]:
+                cache_key: str, action_tool: bool = False) -> dict[str, Any]:
         """The Chat Completions arguments; the messages are sent exactly as built, so one
-        episode's requests share a byte-identical prefix that the server can cache."""
+        episode's requests share a byte-identical prefix that the server can cache. With
+        `action_tool` the `act` function is offered."""
         options: dict[str, Any] = {
             "model": self.model,
             "messages": openai_messages(messages, system_role=self.system_role),
@@ -90,6 +117,8 @@ class OpenAIPlayer(SDKPlayer):
             options["top_p"] = float(self.params["top_p"])
         if self.params.get("stop_sequences"):
             options["stop"] = list(self.params["stop_sequences"])
+        if action_tool:
+            options["tools"] = [ACT_TOOL]
         # OpenAI routes requests with one key to the same cache; compatible servers may reject
         # the field, so they get it only when their params ask for caching explicitly.
         wants_key = self.provider == "openai" or self.params.get("cache") is True
@@ -101,10 +130,11 @@ class OpenAIPlayer(SDKPlayer):
 
     def exchange(
         self, messages: list[Message], *, max_tokens: int, temperature: float,
-        on_partial: PartialReply | None, cache_key: str,
+        on_partial: PartialReply | None, cache_key: str, action_tool: bool = False,
     ) -> Reading:
         options = self.request(
-            messages, max_tokens=max_tokens, temperature=temperature, cache_key=cache_key
+            messages, max_tokens=max_tokens, temperature=temperature, cache_key=cache_key,
+            action_tool=action_tool,
         )
         if not self.streaming:
             return self.reading(self.client.chat.completions.create(**options))
@@ -112,6 +142,7 @@ class OpenAIPlayer(SDKPlayer):
             options["stream_options"] = {"include_usage": True}
         text: list[str] = []
         thinking: list[str] = []
+        calls: dict[int, list[str]] = {}  # index -> [name, arguments so far]
         usage = None
         finish_reason = ""
         ids = {"id": "", "model": ""}
@@ -130,6 +161,11 @@ class OpenAIPlayer(SDKPlayer):
             if delta is not None and (reasoning := reasoning_of(delta)):
                 thinking.append(reasoning)
                 grew = True
+            for call in (delta.tool_calls or []) if delta is not None else []:
+                name_and_arguments = calls.setdefault(call.index or 0, ["", ""])
+                if call.function is not None:
+                    name_and_arguments[0] += call.function.name or ""
+                    name_and_arguments[1] += call.function.arguments or ""
             if grew and on_partial is not None:
                 on_partial("".join(text), "".join(thinking))
         if not finish_reason:
@@ -138,6 +174,8 @@ class OpenAIPlayer(SDKPlayer):
             )
         return Reading(
             text="".join(text), thinking="".join(thinking), stop_reason=finish_reason,
+            tool_calls=tuple((name, arguments) for _index, (name, arguments)
+                             in sorted(calls.items())),
             **usage_counts(usage), **ids,
         )
 
@@ -149,6 +187,11 @@ class OpenAIPlayer(SDKPlayer):
             text=(message.content or "") if message else "",
             thinking=reasoning_of(message) if message else "",
             stop_reason=str(choice.finish_reason or "") if choice else "",
+            tool_calls=tuple(
+                (str(call.function.name), call.function.arguments or "")
+                for call in (getattr(message, "tool_calls", None) or [])
+                if getattr(call, "function", None) is not None
+            ),
             id=str(getattr(response, "id", "") or ""),
             model=str(getattr(response, "model", "") or ""),
             **usage_counts(response.usage),  # some compatible servers leave usage out

@@ -6,8 +6,7 @@ different prompt wordings are never silently mixed. Change the version whenever 
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from duels.players.answers import (
     MAX_SOURCE_BYTES,
@@ -19,9 +18,9 @@ from duels.players.base import Message
 
 __all__ = ["SetterAnswer", "SetterFormatError", "parse_setter_answer"]
 
-# v3: the setter prompt names the sandbox's Python version and every validation check.
+# v3: the setter prompt names the sandbox's Python version and every validation check; the
+# solver prompt offers the text or the tool action protocol.
 PROMPT_VERSION = "v3"
-MAX_ACTION_CHARS = 1000
 
 # Stable markers: the built-in players recognise the turn by these, exactly as a model reads them.
 SETTER_ROLE_LINE = "You are the SETTER in an Environment Duel."
@@ -96,27 +95,33 @@ Answer in exactly this format:
 
 Exactly one ```python block (the module) and exactly one ```hint block."""
 
-SOLVER_SYSTEM = f"""\
+SOLVER_INTRO = f"""\
 {SOLVER_ROLE_LINE}
 You play an interactive text environment written by another model. Each user message is the
-environment's observation (the first one states the task). Answer every observation with your
-reasoning, if any, followed by a final line of the form:
+environment's observation (the first one states the task)."""
+
+SOLVER_TEXT_FORMAT = """\
+Answer every observation with your reasoning, if any, followed by a final line of the form:
 
 ACTION: <action>
 
-Only the last line starting with `ACTION:` is sent to the environment, exactly as written after the
-colon. The episode ends when the environment says you are done or after its step limit."""
+Only the last line starting with `ACTION:` outside any reasoning section is sent to the
+environment, as written after the colon. The episode ends when the environment says you are done
+or after its step limit; a reply without an ACTION: line sends nothing and still uses a step."""
+
+SOLVER_TOOL_FORMAT = """\
+Answer every observation by calling the tool `act` once, with your action as its `action`
+argument; you may write your reasoning before the call. The episode ends when the environment
+says you are done or after its step limit; a reply without an `act` call sends nothing and still
+uses a step."""
+
+SOLVER_SYSTEM = f"{SOLVER_INTRO}\n{SOLVER_TEXT_FORMAT}"
+SOLVER_SYSTEM_TOOL = f"{SOLVER_INTRO}\n{SOLVER_TOOL_FORMAT}"
 
 PLAYER_CHECK_MESSAGES: list[Message] = [
     {"role": "system", "content": "You are being checked for connectivity by EnvDuels."},
     {"role": "user", "content": "Reply with exactly: ACTION: ready"},
 ]
-
-
-@dataclass(frozen=True)
-class ParsedAction:
-    action: str
-    format_error: str = ""
 
 
 def setter_system_prompt(*, python_version: str) -> str:
@@ -189,35 +194,36 @@ def repair_message(*, error: str) -> Message:
     }
 
 
-def solver_system_prompt(*, hint: str | None) -> str:
-    """Return the solver's system prompt; the hinted condition appends the privileged hint."""
+def solver_system_prompt(*, hint: str | None, protocol: str = "text") -> str:
+    """Return the solver's system prompt for its action protocol (`text` or `tool`); the hinted
+    condition appends the privileged hint."""
+    system = SOLVER_SYSTEM_TOOL if protocol == "tool" else SOLVER_SYSTEM
     if hint is None:
-        return SOLVER_SYSTEM
-    return f"{SOLVER_SYSTEM}\n\n{HINT_START}\n{hint.strip()}\n{HINT_END}"
+        return system
+    return f"{system}\n\n{HINT_START}\n{hint.strip()}\n{HINT_END}"
 
 
 def solver_messages(
-    *, hint: str | None, history: list[tuple[str, str]], observation: str
+    *,
+    hint: str | None,
+    history: Sequence[tuple[str, str] | tuple[str, str, str | None]],
+    observation: str,
+    protocol: str = "text",
 ) -> list[Message]:
-    """Return the chat for one solver turn: system, earlier (observation, reply) pairs, new one."""
-    messages: list[Message] = [{"role": "system", "content": solver_system_prompt(hint=hint)}]
-    for earlier_observation, reply in history:
+    """Return the chat for one solver turn: system, earlier (observation, reply) pairs, new one.
+
+    Under the tool protocol a history entry may carry a third item, the action the reply sent
+    through the `act` tool: its assistant message then has an `action` key, which the adapters
+    send as the tool call (and the next observation as its result).
+    """
+    messages: list[Message] = [
+        {"role": "system", "content": solver_system_prompt(hint=hint, protocol=protocol)}
+    ]
+    for earlier_observation, reply, *called in history:
         messages.append({"role": "user", "content": earlier_observation})
-        messages.append({"role": "assistant", "content": reply})
+        assistant = {"role": "assistant", "content": reply}
+        if protocol == "tool" and called and called[0] is not None:
+            assistant["action"] = called[0]
+        messages.append(assistant)
     messages.append({"role": "user", "content": observation})
     return messages
-
-
-_ACTION = re.compile(r"^[ \t>*_`]*ACTION[ \t*_`]*:(.*)$", re.MULTILINE)
-
-
-def parse_solver_action(reply: str) -> ParsedAction:
-    """Return the reply's last `ACTION:` line, else the reply cut to 1,000 chars and an error."""
-    matches = _ACTION.findall(reply)
-    if matches:
-        action = matches[-1].strip(" \t`*")
-        return ParsedAction(action=action[:MAX_ACTION_CHARS])
-    return ParsedAction(
-        action=reply[:MAX_ACTION_CHARS],
-        format_error="the reply has no line starting with 'ACTION:'; the whole reply was sent",
-    )

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.views.decorators.debug import sensitive_variables
 
+from duels.players.actions import action_from_tool_calls
 from duels.players.base import ChatPlayer, Completion, Message, PartialReply, PlayerError
 from duels.players.keys import api_key_env_problem
 from duels.players.redaction import secret_register, secret_scrub
@@ -123,6 +124,8 @@ class Reading:
     cache_write_tokens: int = 0
     id: str = ""
     model: str = ""
+    # (tool name, arguments as a JSON string or an object), in the order the reply made them.
+    tool_calls: tuple[tuple[str, Any], ...] = ()
 
 
 class SDKPlayer(ChatPlayer):
@@ -170,7 +173,7 @@ class SDKPlayer(ChatPlayer):
 
     def exchange(
         self, messages: list[Message], *, max_tokens: int, temperature: float,
-        on_partial: PartialReply | None, cache_key: str,
+        on_partial: PartialReply | None, cache_key: str, action_tool: bool = False,
     ) -> Reading:
         """Send one request and read its whole reply (streamed or not); SDK errors propagate."""
         raise NotImplementedError
@@ -183,6 +186,7 @@ class SDKPlayer(ChatPlayer):
         temperature: float = 0.0,
         on_partial: PartialReply | None = None,
         cache_key: str = "",
+        action_tool: bool = False,
     ) -> Completion:
         tries = 0
 
@@ -195,7 +199,7 @@ class SDKPlayer(ChatPlayer):
             try:
                 reading = self.exchange(
                     messages, max_tokens=max_tokens, temperature=temperature,
-                    on_partial=on_partial, cache_key=cache_key,
+                    on_partial=on_partial, cache_key=cache_key, action_tool=action_tool,
                 )
             except Exception as exc:
                 raise failure_from_sdk_error(
@@ -204,8 +208,11 @@ class SDKPlayer(ChatPlayer):
             return reading, round((time.monotonic() - started) * 1000)
 
         (reading, latency_ms), retries = call_with_retries(attempt, policy=self.policy)
-        if not reading.text.strip():
+        if not reading.text.strip() and not reading.tool_calls:
             raise PlayerError(f"{self.who} returned an empty reply")
+        action, action_error = (
+            action_from_tool_calls(list(reading.tool_calls)) if action_tool else (None, "")
+        )
         # `raw` is a JSON-safe summary with the same keys for every provider; never headers.
         raw = {
             "provider": self.provider,
@@ -220,6 +227,7 @@ class SDKPlayer(ChatPlayer):
             },
             "retries": retries,
             "streamed": self.streaming,
+            "tool_calls": len(reading.tool_calls),
         }
         return Completion(
             text=reading.text,
@@ -230,4 +238,6 @@ class SDKPlayer(ChatPlayer):
             thinking=reading.thinking,  # bounded where it is stored (duels.bounds)
             cache_read_tokens=reading.cache_read_tokens,
             cache_write_tokens=reading.cache_write_tokens,
+            action=action,
+            action_error=action_error,
         )

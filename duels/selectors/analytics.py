@@ -28,6 +28,7 @@ from duels.models import (
     TransferResult,
 )
 from duels.scoring import episode_passed
+from duels.selectors.compliance import format_error_counts
 
 CHUNK = 5000
 
@@ -80,6 +81,9 @@ def analytics_input() -> AnalyticsInput:
     duel_keys = {duel.key for duel in duel_records}
     # Every episode of a finished duel counts (an environment fault is "not passed", as the
     # engine scores it); outside duels, only episodes that ended normally.
+    counted = Episode.objects.filter(
+        Q(duel__status=Status.FINISHED) | Q(duel__isnull=True, status=Status.FINISHED,
+                                            success__isnull=False))
     episodes = tuple(
         EpisodeRecord(duel_id if duel_id in duel_keys else None, environment_uuid[env_id],
                       player_names[solver_id], condition == Condition.HINTED, seed,
@@ -101,7 +105,10 @@ def analytics_input() -> AnalyticsInput:
         (name, size) for name, size in Player.objects.filter(parameters_b__isnull=False)
         .order_by("name").values_list("name", "parameters_b")
     )
+    # Compliance over the replies of the same episodes the figures count.
+    compliance = format_error_counts(steps=Step.objects.filter(episode__in=counted))
     return AnalyticsInput(
+        compliance=compliance,
         sizes=sizes,
         players=tuple(sorted(player_names.values())),
         duels=duel_records,

@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from duels.models import Condition, Episode, Step
+from duels.models.episodes import step_is_format_reminder
 from duels.selectors.episode_end import episode_end_summary
 
 # Step fields as in the exchange format (docs/exchange-format.md), in the order a client shows them.
@@ -185,6 +186,9 @@ def episode_compare(*, left: Episode, right: Episode, limit: int = COMPARE_STEP_
 
     def load(episode: Episode) -> dict[int, dict]:
         rows = episode_steps_after(episode_pk=episode.pk, since=-1, limit=limit + 1)
+        for row in rows:
+            row["is_format_reminder"] = step_is_format_reminder(
+                format_error=row["format_error"], action=row["action"])
         return {row["index"]: row for row in rows}
 
     left_steps, right_steps = load(left), load(right)

@@ -9,7 +9,7 @@ from duels.bounds import REPLY_CHARS, text_bound
 from duels.engine.costs import completion_cost
 from duels.models import ModelCall
 from duels.players import PlayerError, player_client
-from duels.players.prompts import PLAYER_CHECK_MESSAGES
+from duels.players.actions import TEXT, TOOL, action_protocol, action_read, player_check_messages
 
 if TYPE_CHECKING:
     from duels.models import Player
@@ -31,13 +31,17 @@ class PlayerCheckResult:
     cost: float = 0.0
     error: str = ""
     status: int | None = None
+    protocol: str = ""  # the player's action protocol: tool or text
+    action: str = ""  # the action read from the reply under that protocol
+    format_error: str = ""  # why no action could be read ("" when one was)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def player_check_run(*, player: Player) -> PlayerCheckResult:
-    """Send PLAYER_CHECK_MESSAGES to `player`, store a ModelCall (role "check"), return the result.
+    """Ask `player` for the action `ready` under its action protocol, store a ModelCall (role
+    "check"), return the result with the action read (or the format error).
 
     Never raises for a player failure: a missing key, an unreachable URL or an HTTP error comes
     back as `ok=False` with the PlayerError's message and status.
@@ -49,13 +53,21 @@ def player_check_run(*, player: Player) -> PlayerCheckResult:
         "base_url": player.base_url,
     }
     try:
+        protocol = action_protocol(player)
+    except PlayerError:
+        protocol = TEXT  # player_client below reports the bad param
+    messages = player_check_messages(protocol=protocol)
+    try:
         client = player_client(player)
         completion = client.complete(
-            PLAYER_CHECK_MESSAGES, max_tokens=CHECK_MAX_TOKENS, temperature=0.0
+            messages, max_tokens=CHECK_MAX_TOKENS, temperature=0.0,
+            action_tool=protocol == TOOL,
         )
     except PlayerError as exc:
-        result = PlayerCheckResult(**identity, ok=False, error=str(exc), status=exc.status)
+        result = PlayerCheckResult(**identity, ok=False, error=str(exc), status=exc.status,
+                                   protocol=protocol)
     else:
+        parsed = action_read(completion=completion, protocol=protocol)
         result = PlayerCheckResult(
             **identity,
             ok=True,
@@ -64,11 +76,14 @@ def player_check_run(*, player: Player) -> PlayerCheckResult:
             output_tokens=completion.output_tokens,
             latency_ms=completion.latency_ms,
             cost=completion_cost(player=player, completion=completion),
+            protocol=protocol,
+            action=parsed.action,
+            format_error=parsed.format_error,
         )
     ModelCall.objects.create(
         player=player,
         role=ModelCall.Role.CHECK,
-        messages=PLAYER_CHECK_MESSAGES,
+        messages=messages,
         reply=result.reply,
         input_tokens=result.input_tokens,
         output_tokens=result.output_tokens,

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from duels.forms import DuelFilterForm, DuelTriggerForm, filter_form_problems
+from duels.selectors.compliance import duel_format_errors
 from duels.selectors.duel_explain import duel_explanation
 from duels.selectors.duels import duel_get, duel_halves, duel_list
 from duels.services.access import DUEL_CANCEL_DENIED, duel_can_cancel
@@ -46,6 +47,7 @@ def duel_detail(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
     context = {
         "duel": duel, "halves": halves, "why": why,
         "can_cancel": duel_can_cancel(duel=duel, user=request.user),
+        "format_errors": duel_format_errors(duel=duel),
     }
     return render(request, template, context)
 

@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
+from duels.selectors.compliance import player_format_errors
 from duels.selectors.players import (
     player_duels,
     player_environments,
@@ -38,6 +39,7 @@ def player_detail(request: HttpRequest, player_uuid: UUID) -> HttpResponse:
         "duels": paginate(request, player_duels(player=player)),
         "environments": player_environments(player=player)[:50],
         "ratings": player_ratings(player_name=player.name),
+        "format_errors": player_format_errors(player=player),
     }
     return render(request, "duels/players/detail.html", context)
 

@@ -605,9 +605,17 @@ export function renderStep(data, notesUrl) {
     alert.append(el("strong", null, "Format error "), document.createTextNode(data.format_error));
     article.append(alert);
   }
+  // A reply without a readable action: nothing reached the environment, and the observation
+  // is EnvDuels' format reminder (the rule of Step.is_format_reminder).
+  const reminder = Boolean(data.format_error) && !data.action;
   if (data.index > 0) {
     const action = el("div", "step-action");
-    action.append(el("span", "label", "action"), document.createTextNode(" "), el("code", null, data.action));
+    action.append(el("span", "label", "action"), document.createTextNode(" "));
+    if (reminder) {
+      action.append(el("span", "muted", "none — the reply had no readable action, so nothing reached the environment"));
+    } else {
+      action.append(el("code", null, data.action));
+    }
     article.append(action);
     if (data.thinking) {
       const thinking = el("details", "step-thinking");
@@ -620,8 +628,9 @@ export function renderStep(data, notesUrl) {
       article.append(details);
     }
   }
-  const observation = el("div", "step-observation");
-  observation.append(el("span", "label", "observation"), el("pre", "wrap", data.observation));
+  const observation = el("div", reminder ? "step-observation format-reminder" : "step-observation");
+  const label = reminder ? "format reminder from EnvDuels, not the environment" : "observation";
+  observation.append(el("span", "label", label), el("pre", "wrap", data.observation));
   article.append(observation);
   return article;
 }

@@ -65,7 +65,8 @@ class LiveReplyBrowserTest(BrowserTestCase):
             self.settings(ENVDUELS_SANDBOX=self.backend, ENVDUELS_PLAYER_SLOT_DIR=slots),
             mock.patch.dict(os.environ, {"LOOPBACK_TEST_API_KEY": "sk-loopback-test-0123456789"}),
         ):
-            solver = loopback_player(server, "anthropic", name="claude-live")
+            solver = loopback_player(server, "anthropic", name="claude-live",
+                                     params={"actions": "text"})
             solver.save()
             environment = factories.environment(source=ONE_STEP_SOURCE, max_steps=1)
             episode = factories.episode(status=Status.PENDING, success=None, solver=solver,

@@ -47,6 +47,9 @@ class Command(BaseCommand):
                     f"{result.output_tokens} out, cost ${result.cost:.6f}"
                 )
                 self.stdout.write(f"reply: {terminal_safe(result.reply)}")
+                read = (f"action: {terminal_safe(result.action)}" if not result.format_error
+                        else f"no readable action: {result.format_error}")
+                self.stdout.write(f"{read} ({result.protocol} protocol)")
         if not result.ok:
             status = f" (HTTP {result.status})" if result.status else ""
             raise CommandError(f"player_check failed{status}: {result.error}")

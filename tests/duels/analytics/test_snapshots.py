@@ -33,15 +33,16 @@ def test_selector_reads_everything_in_a_constant_number_of_queries(
     players, duels = small_tournament(make)
     TransferResult.objects.create(learner=players[1], environment=duels[0].env_a,
                                   benchmark="b", before=0.1, after=0.4)
-    with django_assert_max_num_queries(7):
+    with django_assert_max_num_queries(8):
         data = analytics_input()
     assert {d.uuid for d in data.duels} == {str(d.uuid) for d in duels}
     assert len(data.episodes) == len(duels) * 8
     env = next(e for e in data.environments if e.uuid == str(duels[0].env_a.uuid))
     assert env.author == "p0" and env.hints and env.reset_text == "Say the number 0."
     assert data.transfers[0].learner == "p1"
+    assert {record.solver for record in data.compliance} == {"p0", "p1", "p2"}
     more_players, more_duels = small_tournament(make, count=5, prefix="q")  # noqa: F841
-    with django_assert_max_num_queries(7):
+    with django_assert_max_num_queries(8):
         analytics_input()
 
 
@@ -87,7 +88,7 @@ def test_command_prints_the_design_json(make, capsys):
     printed = json.loads(capsys.readouterr().out)
     assert list(printed) == ["computed_at", "ratings", "setters", "solvers", "divergence",
                              "transitivity", "environments", "convergence", "transfer",
-                             "observe_uplift", "scale", "findings", "irt"]
+                             "observe_uplift", "scale", "findings", "irt", "format_errors"]
     assert [finding["id"] for finding in printed["findings"]] == [
         "solver_not_setter", "small_models_set_harder", "transitive", "designs_converge",
         "gain_predicts_transfer"]

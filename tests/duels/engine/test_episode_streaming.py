@@ -28,6 +28,7 @@ class Environment:
         text = "Passage %d: the walls are damp and the air is still. " % self.turn
         return {"observation": text * 12, "done": False, "success": False}
 '''
+# These replies end in an ACTION: line, so the players speak the text protocol.
 REPLY = "The passages all look alike, so I keep a steady heading and count turns.\nACTION: north"
 
 
@@ -42,7 +43,7 @@ def sandbox_backend(settings, monkeypatch, tmp_path):
 
 def run_episode(make, server, *, cache: bool, **fault):
     player = loopback_player(server, "anthropic", name=f"claude-{'cached' if cache else 'plain'}",
-                             params={"cache": cache})
+                             params={"cache": cache, "actions": "text"})
     player.save()
     environment = make.environment(source=LONG_SOURCE, max_steps=20)
     server.script(*[reply(REPLY, **fault)] * 20)
@@ -96,7 +97,8 @@ def test_a_dropped_stream_is_retried_without_a_duplicate_step(make, monkeypatch)
 
     monkeypatch.setattr(partials.ReplyStreamer, "__init__", recording_init)
     with LoopbackServer() as server:
-        player = loopback_player(server, "anthropic", name="claude-drops")
+        player = loopback_player(server, "anthropic", name="claude-drops",
+                                 params={"actions": "text"})
         player.save()
         environment = make.environment(source=LONG_SOURCE.replace("max_steps = 20",
                                                                    "max_steps = 2"), max_steps=2)

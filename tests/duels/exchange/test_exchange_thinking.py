@@ -129,3 +129,20 @@ def test_the_api_carries_thinking_cache_tokens_and_cache_prices(reasoning_episod
     players = owner_client.get("/api/v1/players/").json()["results"]
     claude = next(p for p in players if p["name"] == "claude-x")
     assert claude["price_cached_in"] == 0.25 and claude["price_cache_write"] is None
+
+
+def test_chat_export_of_a_tool_protocol_solver_carries_its_act_calls(reasoning_episode):
+    """An anthropic solver speaks the tool protocol: its actions were `act` calls, so the chat
+    record has them as tool_calls, each answered by the next observation; a format reminder
+    turn stays plain text."""
+    Step.objects.filter(episode=reasoning_episode, index=2).update(
+        action="", format_error="the reply called no tool; call act with your action",
+        observation="[EnvDuels format reminder] ...")
+    [record] = [json.loads(line) for line in export_lines(request=ExportRequest(format="chat"))]
+    roles = [m["role"] for m in record["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "assistant"]
+    called = record["messages"][2]
+    assert called["tool_calls"][0]["function"] == {"name": "act", "arguments": '{"action": "1"}'}
+    assert record["messages"][3]["tool_call_id"] == called["tool_calls"][0]["id"]
+    assert "tool_calls" not in record["messages"][4]  # the unreadable reply, as written
+    assert "`act`" in record["messages"][0]["content"]

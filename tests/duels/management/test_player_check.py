@@ -12,7 +12,13 @@ from django.core.management.base import CommandError
 
 from duels.management.commands.player_check import Command
 from duels.models import ModelCall
-from tests.duels.players.loopback import LoopbackServer, loopback_player, reply, server_error
+from tests.duels.players.loopback import (
+    LoopbackServer,
+    loopback_player,
+    reply,
+    server_error,
+    tool_call,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -47,18 +53,38 @@ def run(*args: str) -> str:
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_reports_latency_tokens_and_reply(make, server, provider):
-    player = saved_player(make, server, provider)
+    player = saved_player(make, server, provider, params={"actions": "text"})
     server.script(reply("ACTION: ready", input_tokens=21, output_tokens=4))
     output = run(player.name)
     assert f"player {player.name}: {provider} {provider}-test-model at {player.base_url}" in output
     assert "latency " in output and " ms" in output
     assert "tokens 21 in / 4 out" in output
     assert "reply: ACTION: ready" in output
+    assert "action: ready (text protocol)" in output
     call = ModelCall.objects.get(player=player)
     assert (call.role, call.input_tokens, call.output_tokens, call.error) == ("check", 21, 4, "")
     assert call.cost == pytest.approx((21 * 3.0 + 4 * 15.0) / 1_000_000)
     sent = server.received[0].body["messages"]
     assert any("ACTION: ready" in message["content"] for message in sent)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_tool_protocol_player_is_checked_with_the_act_tool(make, server, provider):
+    player = saved_player(make, server, provider)
+    server.script(tool_call("ready", text="Calling act."))
+    output = run(player.name)
+    assert "reply: Calling act." in output and "action: ready (tool protocol)" in output
+    assert server.received[0].body["tools"]
+    call = ModelCall.objects.get(player=player)
+    assert "Call the tool act" in call.messages[-1]["content"]
+
+
+def test_a_tool_player_that_answers_in_text_is_told_apart(make, server):
+    player = saved_player(make, server, "openai")
+    server.script(reply("ACTION: ready"))
+    result = json.loads(run(player.name, "--json"))
+    assert result["ok"] is True and result["protocol"] == "tool" and result["action"] == ""
+    assert "called no tool" in result["format_error"]
 
 
 def test_json_output(make, server):

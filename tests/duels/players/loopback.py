@@ -12,10 +12,12 @@ server tracks how many requests were in flight at once. It binds 127.0.0.1 only.
 A request with `"stream": true` gets server-sent events in the provider's format (chunked
 transfer encoding), with thinking / `reasoning_content` deltas when the fault has thinking text.
 `stream_drop(after=n)` cuts the connection after n text chunks; `gate` pauses a stream after
-`gate_after` chunks until the test sets it. With `count_tokens=True` the server counts tokens
-from the request (4 characters a token) and emulates both providers' prompt caches: Anthropic
-reads and writes at `cache_control` breakpoints, OpenAI caches every prefix of whole messages
-per `prompt_cache_key`.
+`gate_after` chunks until the test sets it. `tool_call(action)` answers with a call of the `act`
+tool in the provider's format (whole, or streamed as argument deltas); a request whose history
+has a tool call without its result (or a result without its call) gets 400, as from a real API.
+With `count_tokens=True` the server counts tokens from the request (4 characters a token) and
+emulates both providers' prompt caches: Anthropic reads and writes at `cache_control`
+breakpoints, OpenAI caches every prefix of whole messages per `prompt_cache_key`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.duels.players.loopback_cache import PromptCache, Usage, count_tokens
+from tests.duels.players.loopback_tools import (
+    anthropic_tool_blocks,
+    anthropic_tool_events,
+    openai_tool_calls,
+    openai_tool_deltas,
+    tool_history_problem,
+)
 
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
@@ -55,10 +64,19 @@ class Fault:
     drop_after: int | None = None  # streamed text deltas sent before the connection is cut
     gate: threading.Event | None = field(default=None, compare=False)
     gate_after: int = 1  # streamed text deltas sent before waiting for `gate`
+    tool_calls: tuple[tuple[str, str], ...] = ()  # (tool name, arguments as JSON text)
 
 
 def reply(text: str = "ACTION: ready", *, delay_s: float = 0.0, **options: Any) -> Fault:
     return Fault("ok", text=text, delay_s=delay_s, **options)
+
+
+def tool_call(action: str | None = None, *, text: str = "", name: str = "act",
+              arguments: str | None = None, calls: int = 1, **options: Any) -> Fault:
+    """A reply calling `name` (`calls` times) with {"action": action}, or with the raw
+    `arguments` text (to send broken JSON or a missing key)."""
+    raw = arguments if arguments is not None else json.dumps({"action": action})
+    return Fault("ok", text=text, tool_calls=((name, raw),) * calls, **options)
 
 
 def stream_drop(text: str = "ACTION: ready", *, after: int = 2) -> Fault:
@@ -115,7 +133,9 @@ def openai_usage(usage: Usage) -> dict[str, Any]:
 
 
 def anthropic_body(fault: Fault, request: dict[str, Any], usage: Usage) -> dict[str, Any]:
-    content = [] if fault.kind == "empty" else [{"type": "text", "text": fault.text}]
+    content = [] if fault.kind == "empty" or not fault.text else [
+        {"type": "text", "text": fault.text}]
+    content += anthropic_tool_blocks(fault.tool_calls)
     if fault.thinking:
         content.insert(0, {"type": "thinking", "thinking": fault.thinking, "signature": "sig"})
     return {
@@ -124,7 +144,7 @@ def anthropic_body(fault: Fault, request: dict[str, Any], usage: Usage) -> dict[
         "role": "assistant",
         "model": request.get("model", ""),
         "content": content,
-        "stop_reason": "end_turn",
+        "stop_reason": "tool_use" if fault.tool_calls else "end_turn",
         "stop_sequence": None,
         "usage": anthropic_usage(usage),
     }
@@ -134,6 +154,8 @@ def openai_body(fault: Fault, request: dict[str, Any], usage: Usage) -> dict[str
     message: dict[str, Any] = {"role": "assistant", "content": fault.text or None}
     if fault.thinking:
         message["reasoning_content"] = fault.thinking
+    if fault.tool_calls:
+        message["tool_calls"] = openai_tool_calls(fault.tool_calls)
     return {
         "id": "chatcmpl-loopback",
         "object": "chat.completion",
@@ -143,7 +165,7 @@ def openai_body(fault: Fault, request: dict[str, Any], usage: Usage) -> dict[str
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "stop",
+                "finish_reason": "tool_calls" if fault.tool_calls else "stop",
             }
         ],
         "usage": openai_usage(usage),
@@ -178,7 +200,7 @@ def anthropic_events(
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index},
                        False))
         index += 1
-    if fault.kind != "empty":
+    if fault.kind != "empty" and (fault.text or not fault.tool_calls):
         events.append(("content_block_start", {
             "type": "content_block_start", "index": index,
             "content_block": {"type": "text", "text": ""}}, False))
@@ -188,8 +210,12 @@ def anthropic_events(
                 "delta": {"type": "text_delta", "text": piece}}, True))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index},
                        False))
+        index += 1
+    events += anthropic_tool_events(fault.tool_calls, first_index=index,
+                                    chunk_chars=fault.chunk_chars)
+    stop = "tool_use" if fault.tool_calls else "end_turn"
     events.append(("message_delta", {
-        "type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
         "usage": {"output_tokens": usage.output_tokens}}, False))
     events.append(("message_stop", {"type": "message_stop"}, False))
     return events
@@ -210,7 +236,9 @@ def openai_events(
         events.append(("", chunk({"reasoning_content": piece}), False))
     for piece in _pieces(fault.text, fault.chunk_chars):
         events.append(("", chunk({"content": piece}), True))
-    events.append(("", chunk({}, "stop"), False))
+    for delta in openai_tool_deltas(fault.tool_calls, chunk_chars=fault.chunk_chars):
+        events.append(("", chunk(delta), False))
+    events.append(("", chunk({}, "tool_calls" if fault.tool_calls else "stop"), False))
     if (request.get("stream_options") or {}).get("include_usage"):
         events.append(("", base | {"choices": [], "usage": openai_usage(usage)}, False))
     return events
@@ -353,6 +381,9 @@ class LoopbackServer:
                 if fault.delay_s:
                     server._stopping.wait(fault.delay_s)
                 headers: dict[str, str] = {}
+                if problem := tool_history_problem(self.path, request):
+                    fault = Fault("status", status=400, body=json.dumps(
+                        error_body(self.path, 400, problem)))
                 if fault.kind == "status":
                     status = fault.status
                     payload = (

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from duels.players import prompts
+from duels.players.actions import ParsedAction, action_from_text
 from duels.players.base import ChatPlayer, PlayerError
 from duels.players.builtin import BUILTIN_PLAYER_SPECS, BuiltinPlayer
 from duels.players.scripted import FAMILIES, SKILLS, cipher, lights, maze, sequence, trading, vault
@@ -71,7 +72,7 @@ def test_unknown_params_are_a_clear_player_error(params):
 
 def test_player_check_is_answered_with_an_action_line():
     completion = player().complete(prompts.PLAYER_CHECK_MESSAGES)
-    assert prompts.parse_solver_action(completion.text) == prompts.ParsedAction("ready")
+    assert action_from_text(completion.text) == ParsedAction("ready")
     assert completion.input_tokens > 0 and completion.output_tokens > 0
 
 
@@ -182,8 +183,8 @@ def test_greedy_always_folds_the_hint_into_its_next_move():
     answer = authored(player(setter_style="needs_hint", family="vault", seed=1))
     digits = vault.hinted_digits(answer.hint)
     for unhinted, hinted in first_replies("greedy", answer, range(4)):
-        assert prompts.parse_solver_action(unhinted).action == "enter 000000"
-        assert prompts.parse_solver_action(hinted).action == f"enter {digits[0] * 6}"
+        assert action_from_text(unhinted).action == "enter 000000"
+        assert action_from_text(hinted).action == f"enter {digits[0] * 6}"
 
 
 def test_search_notices_the_hint_in_some_episodes_and_hint_search_in_all():
@@ -206,7 +207,7 @@ def test_hint_search_applies_the_hint_from_its_system_prompt():
         for h in (None, answer.hint)
     ]
     assert "hint" in replies[1].lower() and "hint" not in replies[0].lower()
-    assert all(prompts.parse_solver_action(r).format_error == "" for r in replies)
+    assert all(action_from_text(r).format_error == "" for r in replies)
 
 
 def test_solver_replies_are_deterministic_for_a_conversation():
@@ -220,7 +221,7 @@ def test_an_unknown_environment_gets_a_command_it_mentions():
     messages = prompts.solver_messages(
         hint=None, history=[], observation="A door. Say `open door` or `knock` to proceed."
     )
-    action = prompts.parse_solver_action(player(solver_skill="search").complete(messages).text)
+    action = action_from_text(player(solver_skill="search").complete(messages).text)
     assert action.action in {"open door", "knock"} and not action.format_error
 
 

@@ -14,6 +14,7 @@ from collections import defaultdict
 import pytest
 
 from duels.players import prompts
+from duels.players.actions import action_from_text
 from duels.players.builtin import BUILTIN_PLAYER_SPECS, BuiltinPlayer
 from duels.players.scripted import FAMILIES
 from tests.helpers.parts import need
@@ -42,7 +43,7 @@ def play_episode(solver: BuiltinPlayer, sandbox, *, seed: int, hint: str | None)
     for _ in range(sandbox.max_steps):
         messages = prompts.solver_messages(hint=hint, history=history, observation=observation)
         reply = solver.complete(messages, max_tokens=256, temperature=0.0).text
-        result = sandbox.step(prompts.parse_solver_action(reply).action)
+        result = sandbox.step(action_from_text(reply).action)
         if result.done:
             return result.success
         history.append((observation, reply))

@@ -130,6 +130,24 @@ def test_solver_prompt_adds_the_hint_only_when_hinted():
     assert hinted.startswith(unhinted) and "Try the left door." in hinted
 
 
+def test_the_tool_protocol_prompt_asks_for_the_act_tool():
+    tool = prompts.solver_system_prompt(hint=None, protocol="tool")
+    assert "`act`" in tool and "ACTION:" not in tool
+    assert prompts.SOLVER_ROLE_LINE in tool  # the built-in players recognise the turn by it
+
+
+def test_tool_protocol_history_carries_the_sent_actions():
+    messages = prompts.solver_messages(
+        hint=None, history=[("obs 0", "Thinking.", "go"), ("obs 1", "no call", None)],
+        observation="obs 2", protocol="tool",
+    )
+    assert messages[2] == {"role": "assistant", "content": "Thinking.", "action": "go"}
+    assert messages[4] == {"role": "assistant", "content": "no call"}
+    text = prompts.solver_messages(hint=None, history=[("obs 0", "ACTION: go", "go")],
+                                   observation="obs 1")
+    assert "action" not in text[2]  # the text protocol sends replies as they were written
+
+
 def test_solver_messages_alternate_observations_and_replies():
     messages = prompts.solver_messages(
         hint=None, history=[("obs 0", "ACTION: a"), ("obs 1", "ACTION: b")], observation="obs 2"
@@ -138,36 +156,6 @@ def test_solver_messages_alternate_observations_and_replies():
                                             "user"]
     assert [m["content"] for m in messages[1:]] == ["obs 0", "ACTION: a", "obs 1", "ACTION: b",
                                                    "obs 2"]
-
-
-@pytest.mark.parametrize(
-    ("reply", "action"),
-    [
-        ("ACTION: go north", "go north"),
-        ("I think.\nACTION: enter 1234\n", "enter 1234"),
-        ("ACTION: first\nOn reflection...\nACTION: second", "second"),
-        ("**ACTION:** `press 3`", "press 3"),
-        ("ACTION:   spaced out   ", "spaced out"),
-    ],
-)
-def test_the_last_action_line_is_the_action(reply, action):
-    assert prompts.parse_solver_action(reply) == prompts.ParsedAction(action=action)
-
-
-def test_a_reply_without_action_is_sent_whole_with_a_format_error():
-    parsed = prompts.parse_solver_action("I would go north, I think.")
-    assert parsed.action == "I would go north, I think."
-    assert "ACTION:" in parsed.format_error
-
-
-def test_a_long_reply_without_action_is_cut_to_1000_characters():
-    parsed = prompts.parse_solver_action("x" * 5000)
-    assert parsed.action == "x" * 1000 and parsed.format_error
-
-
-def test_an_action_mentioned_mid_line_does_not_count():
-    parsed = prompts.parse_solver_action("My ACTION: will be to wait")
-    assert parsed.format_error
 
 
 def test_player_check_prompt_asks_for_an_action_line():
