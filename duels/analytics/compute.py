@@ -71,7 +71,9 @@ def _ratings(data: AnalyticsInput, games: list, resamples: int, seed: int) -> tu
          "rank": fit.rank[i], "duels": fit.duels[i]}
         for i, name in enumerate(fit.players)
     ]
-    rows.sort(key=lambda row: (row["rank"], -row["rating"], row["player"]))
+    # Players without an interval are not ranked: they follow the ranked ones.
+    rows.sort(key=lambda row: (row["rank"] is None, row["rank"] or 0, -row["rating"],
+                               row["player"]))
     order = [row["player"] for row in rows]
     position = {name: i for i, name in enumerate(fit.players)}
     points = fit.points

@@ -64,12 +64,14 @@ def finding_solver_not_setter(result: dict) -> dict:
     """(1) The strongest solver is not the strongest setter."""
     claim = "The strongest solver is not the strongest setter."
     irt = result.get("irt") or {}
-    if irt.get("divergence"):
-        # The joint model's Solve and Author ratings: who met whom is accounted for.
-        divergence = irt["divergence"]
+    if irt:
+        # The joint model's Solve and Author ratings: who met whom is accounted for. Only
+        # ranked players count (enough data for an interval); the others are listed apart.
+        divergence = irt.get("divergence") or {}
         label = "share of resamples where the top Solve rating is not the top Author rating"
         method = (f"none: the figure is itself a probability over {irt['fit']['resamples']} "
-                  "bootstrap resamples of environments (stratified by author)")
+                  "bootstrap resamples of environments (stratified by author); players with "
+                  "too few episodes or environments are not ranked")
     else:
         divergence = result.get("divergence") or {}
         label = "share of resamples where the top solver is not the top setter"

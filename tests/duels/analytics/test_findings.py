@@ -95,7 +95,9 @@ def test_planted_order_is_transitive_and_small_models_set_harder():
     # One strength per player for both roles: a strict order, top solver = top setter.
     players = {f"p{r}": (r, r) for r in range(6)}
     sizes = {f"p{r}": 1000.0 / (r + 1) for r in range(6)}  # the strongest is the smallest
-    findings = verdicts(round_robin(players, sizes=sizes))
+    # Five rounds: with the joint model's (correctly wider) intervals three rounds leave the
+    # top pair's order undecided in more than 5% of resamples.
+    findings = verdicts(round_robin(players, rounds=5, sizes=sizes))
     assert findings["transitive"]["verdict"] == SUPPORTED
     assert findings["transitive"]["interval"]["low"] > 0.75
     assert "bootstrap" in findings["transitive"]["interval"]["method"]
