@@ -99,3 +99,24 @@ def test_environments_export_carries_difficulty_and_hint_effect(make, tmp_path):
     assert estimate["difficulty_low"] < estimate["difficulty"] < estimate["difficulty_high"]
     assert estimate["hint_effect"] > 0 and estimate["episodes"] == 8
     assert by_uuid[str(unplayed.uuid)]["estimate"] is None
+
+
+def test_a_one_episode_solver_is_not_ranked_and_the_pages_say_why(make, owner_client, capsys):
+    _, duels = league(make)
+    lucky = make.player(name="lucky")
+    make.episode(environment=duels[0].env_a, solver=lucky, success=True)
+    analytics_refresh(resamples=50)
+    page = owner_client.get("/analytics/").content.decode()
+    figure = page[page.index('id="figure-solve-author"'):]
+    figure = figure[:figure.index("</section>")]
+    assert "Not ranked" in figure
+    assert "lucky: Solve rating too few episodes: 1 episode on 1 environment" in figure
+    table = figure[figure.index("<tbody>"):]
+    assert "lucky" not in table  # the ranked table (and the chart) hold ranked players only
+    player = owner_client.get(f"/players/{lucky.uuid}/").content.decode()
+    assert "not ranked, too few episodes: 1 episode on 1 environment" in player
+    call_command("analytics", "--json")
+    irt = json.loads(capsys.readouterr().out)["irt"]
+    assert irt["solvers"][0]["player"] != "lucky"
+    assert [row["player"] for row in irt["solvers_too_few"]] == ["lucky"]
+    assert irt["solvers_too_few"][0]["reason"].startswith("too few episodes")
