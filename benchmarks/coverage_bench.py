@@ -188,10 +188,9 @@ def duels(tally: Tally, datasets: int) -> list[tuple[float, bool]]:
     return calibration
 
 
-def true_author_ratings(planted, irt: dict) -> dict[str, float]:
-    """The Author rating recomputed from the planted θ, b and γ with the formula of
-    duels/analytics/irt_report.py: field = ranked solvers minus the author."""
-    field = [int(row["player"][1:]) for row in irt["solvers"]]
+def true_author_ratings(planted, *, field: list[int], rated: list[str]) -> dict[str, float]:
+    """The Author rating of each `rated` author recomputed from the planted θ, b and γ with the
+    formula of duels/analytics/irt_report.py: field = `field` (ranked solvers) minus the author."""
     theta = planted.theta - planted.theta.mean()
     scores: dict[int, list[float]] = defaultdict(list)
     for j, a in enumerate(planted.author):
@@ -199,10 +198,33 @@ def true_author_ratings(planted, irt: dict) -> dict[str, float]:
         eta = theta[others] - (planted.difficulty[j] - planted.theta.mean())
         scores[int(a)].append(float(np.mean(expit(eta + planted.hint_effect[j])
                                             * (1 - expit(eta)))))
-    rated = [row["player"] for row in irt["authors"] + irt["authors_too_few"]]
     logits = {name: logit(np.mean(scores[int(name[1:])])) for name in rated}
     centre = np.mean(list(logits.values()))
     return {name: float(to_scale(value - centre)) for name, value in logits.items()}
+
+
+def solver_not_setter(verdicts: Verdicts, datasets: int) -> None:
+    """The first finding on tournaments drawn until the truth is the wanted case: the player
+    with the highest θ is (or is not) the one with the highest true Author rating."""
+    players, per_author, attempts = 8, 5, 4
+    for case in ("claim true: tops differ", "claim false: same top"):
+        found, draw = 0, 0
+        while found < datasets:
+            draw += 1
+            rng = np.random.default_rng([7, draw])
+            planted = planted_cross_play(rng, players=players, per_author=per_author,
+                                         attempts=attempts)
+            truth = true_author_ratings(planted, field=list(range(players)), rated=planted.names)
+            top_author = max(truth, key=truth.get)
+            differs = planted.names[int(np.argmax(planted.theta))] != top_author
+            if differs != case.startswith("claim true"):
+                continue
+            found += 1
+            irt = irt_compute(episodes=planted.episodes, environments=planted.environments,
+                              resamples=RESAMPLES, seed=draw)
+            verdict = finding_solver_not_setter({"irt": irt})["verdict"]
+            verdicts.add("solver_not_setter", f"{case}, {players}p, {per_author} envs, "
+                                              f"k={attempts}", verdict)
 
 
 def joint_model(tally: Tally, verdicts: Verdicts, datasets: int) -> None:
@@ -228,7 +250,9 @@ def joint_model(tally: Tally, verdicts: Verdicts, datasets: int) -> None:
                           planted.difficulty[j] - centre)
                 tally.add("hint effect γ (Laplace)", size, row["h_low"], row["h_high"],
                           planted.hint_effect[j])
-            truth = true_author_ratings(planted, irt)
+            truth = true_author_ratings(
+                planted, field=[int(row["player"][1:]) for row in irt["solvers"]],
+                rated=[row["player"] for row in irt["authors"] + irt["authors_too_few"]])
             for row in irt["authors"]:
                 tally.add("Author rating (bootstrap, Rao–Wu)", size, row["low"], row["high"],
                           truth[row["player"]])
@@ -347,15 +371,21 @@ def main() -> None:
     parser.add_argument("--irt-datasets", type=int, default=24,
                         help="simulated datasets per size for the joint model (each refits it "
                              f"{RESAMPLES} times)")
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="run only these sections (e.g. 'first finding')")
     args = parser.parse_args()
     started = time.perf_counter()
     tally, verdicts = Tally(), Verdicts()
-    timings = {}
+    timings, calibration = {}, []
     for name, run in (("Bradley–Terry", lambda: bradley_terry(tally, verdicts, args.datasets)),
                       ("duels", lambda: duels(tally, args.datasets)),
                       ("correlations", lambda: correlations(tally, verdicts, args.datasets)),
                       ("convergence", lambda: convergence(verdicts, args.datasets // 2)),
-                      ("joint model", lambda: joint_model(tally, verdicts, args.irt_datasets))):
+                      ("joint model", lambda: joint_model(tally, verdicts, args.irt_datasets)),
+                      ("first finding", lambda: solver_not_setter(verdicts,
+                                                                  args.irt_datasets))):
+        if args.only is not None and name not in args.only:
+            continue
         section = time.perf_counter()
         outcome = run()
         if name == "duels":

@@ -42,9 +42,9 @@ INTERVAL_METHODS = {
     "transfer": "Spearman ρ; bootstrap percentile over transfer rows",
     "observe_uplift": "bootstrap percentile, observe and other duels resampled separately",
     "scale": "Spearman ρ; bootstrap percentile over players",
-    "irt": "θ and Author ratings: bootstrap percentile over environments, stratified by author, "
-           f"{IRT_RESAMPLES} resamples at most; difficulty and hint effect: normal (Laplace) "
-           "approximation",
+    "irt": "θ and Author ratings: bootstrap percentile over environments, stratified by author "
+           f"and rescaled for small strata (Rao–Wu), {IRT_RESAMPLES} resamples at most; "
+           "difficulty and hint effect: normal (Laplace) approximation",
 }
 MIN_DUELS = 1
 

@@ -236,7 +236,14 @@ def _divergence(solvers: list[str], theta: np.ndarray, theta_boot: np.ndarray,
     low, high = percentile_interval(boot_tau[:, None])
     top_s = np.argmax(np.where(np.isfinite(boot_s), boot_s, -np.inf), axis=1)
     top_a = np.argmax(np.where(np.isfinite(boot_a), boot_a, -np.inf), axis=1)
+    # Who could be on top: every player whose interval reaches the best lower bound.
+    s_low, s_high = percentile_interval(boot_s)
+    a_low, a_high = percentile_interval(boot_a)
     return {
+        "top_solver_candidates": [name for name, high in zip(finite, s_high, strict=True)
+                                  if high >= np.nanmax(s_low)],
+        "top_author_candidates": [name for name, high in zip(finite, a_high, strict=True)
+                                  if high >= np.nanmax(a_low)],
         "kendall_tau": tau, "low": float(low[0]), "high": float(high[0]),
         "p_top_differs": float(np.mean(top_s != top_a)) if len(top_s) else None,
         "top_solver": finite[int(np.argmax(theta[s_index]))],
