@@ -106,7 +106,7 @@ class Verdicts:
 def bradley_terry(tally: Tally, verdicts: Verdicts, datasets: int) -> None:
     """Duel ratings against planted strengths; transitivity verdicts on ordered and on
     order-free tournaments (independent random win probabilities for every pair)."""
-    for players, rounds in ((4, 3), (8, 2), (20, 1)):
+    for players, rounds in ((4, 3), (6, 2), (8, 2), (20, 1)):
         size = f"{players} players, {rounds} RR"
         for dataset in range(datasets):
             rng = np.random.default_rng([1, players, dataset])
@@ -312,7 +312,7 @@ def correlations(tally: Tally, verdicts: Verdicts, datasets: int) -> None:
                         (1.0, "claim false: larger set harder")):
         draw = scale_rows(slope)
         truth = _population_spearman(draw, np.random.default_rng(10))
-        for players in (4, 8, 20):
+        for players in (4, 5, 8, 20):
             for dataset in range(datasets):
                 rng = np.random.default_rng([5, players, dataset, int(slope * 10) + 10])
                 size, strength = draw(rng, players)
@@ -320,8 +320,9 @@ def correlations(tally: Tally, verdicts: Verdicts, datasets: int) -> None:
                 fit = scale_fit(sizes=dict(zip(names, size, strict=True)),
                                 setter_strength=dict(zip(names, strength, strict=True)),
                                 uplift={}, resamples=1000, seed=dataset)
-                tally.add(f"scale Spearman ρ (bootstrap), ρ={truth:+.2f}", f"{players} players",
-                          fit["low"], fit["high"], truth)
+                if fit is not None:
+                    tally.add(f"scale Spearman ρ (bootstrap), ρ={truth:+.2f}",
+                              f"{players} players", fit["low"], fit["high"], truth)
                 verdict = finding_small_models_set_harder({"scale": fit})["verdict"]
                 verdicts.add("small_models_set_harder", f"{case}, {players} players", verdict)
 

@@ -11,6 +11,7 @@ while there is no figure; low and high null for a figure that is itself a probab
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import comb
 
 from duels.analytics.scale import MIN_PLAYERS
 from duels.analytics.transitivity import CHANCE_SHARE
@@ -23,6 +24,9 @@ DECISIVE_PROBABILITY = 0.95  # a bootstrap probability this far from ½ decides
 ALPHA = 0.05
 MIN_CONVERGENCE_ENVIRONMENTS = 20  # a permutation test on fewer says little either way
 MIN_CONVERGENCE_AUTHORS = 3
+# A random tournament of n players is fully transitive with probability n!/2^C(n,2): 37% for 4,
+# 12% for 5, 2% for 6. Below 6 players order arises by chance too often to support the claim.
+MIN_TRANSITIVE_PLAYERS = 6
 
 
 def _finding(id: str, claim: str, verdict: str, *, key: str, label: str, value, n: int,
@@ -157,6 +161,10 @@ def finding_transitive(result: dict) -> dict:
         return _finding("transitive", claim, NOT_ENOUGH, **kwargs,
                         needs="duels among at least three players so that every pair of some "
                               "triple has a winner by points")
+    if (transitivity.get("triples") or 0) < comb(MIN_TRANSITIVE_PLAYERS, 3):
+        return _finding("transitive", claim, NOT_ENOUGH, **kwargs,
+                        needs=f"duels among at least {MIN_TRANSITIVE_PLAYERS} players: among "
+                              "fewer, a random tournament is often fully ordered by chance")
     return _above(
         "transitive", claim, kwargs, low=low, high=high, threshold=CHANCE_SHARE,
         needs=f"more decided pairs, until the interval clears the chance level "

@@ -128,7 +128,7 @@ def _blocks(data: dict[str, Any], *, limit: int) -> list[str]:
     if "scale" in data:
         scale = data.get("scale")
         if scale is None:
-            lines.append("scale: not enough data (needs parameters_b on at least four players)")
+            lines.append("scale: not enough data (needs parameters_b on at least five players)")
         else:
             lines.append(
                 f"scale: Spearman with setter strength {figure(scale.get('setter_spearman'))} "
