@@ -28,8 +28,13 @@ def _figure(traces: Sequence[go.BaseTraceType], **layout) -> dict:
     return json.loads(pio.to_json(figure, validate=True))
 
 
-def _entry(title: str, figure: dict, columns: list[str], rows: list[list]) -> dict:
-    return {"title": title, "figure": figure, "table": {"columns": columns, "rows": rows}}
+def _entry(title: str, figure: dict, columns: list[str], rows: list[list],
+           apart: list[dict] | None = None) -> dict:
+    """A figure, its table, and the players listed apart (`{player, reason}`: not ranked)."""
+    entry = {"title": title, "figure": figure, "table": {"columns": columns, "rows": rows}}
+    if apart:
+        entry["apart"] = apart
+    return entry
 
 
 def _forest(labels: list[str], values: list, lows: list, highs: list, *, name: str,
@@ -53,7 +58,8 @@ def _forest(labels: list[str], values: list, lows: list, highs: list, *, name: s
 
 
 def ratings_figure(ratings: list[dict]) -> dict:
-    rows = sorted(ratings, key=lambda r: r["rating"])
+    """Ranked players only in the chart; those without an interval listed apart."""
+    rows = sorted((r for r in ratings if r["rank"] is not None), key=lambda r: r["rating"])
     traces = _forest([r["player"] for r in rows], [r["rating"] for r in rows],
                      [r["low"] for r in rows], [r["high"] for r in rows],
                      name="rating", axis_title="1000", reference=1000.0)
@@ -63,6 +69,8 @@ def ratings_figure(ratings: list[dict]) -> dict:
                 showlegend=False),
         ["rank", "player", "rating", "low", "high", "duels"],
         [[r["rank"], r["player"], r["rating"], r["low"], r["high"], r["duels"]] for r in ratings],
+        apart=[{"player": r["player"], "reason": f"too few duels for an interval ({r['duels']})"}
+               for r in ratings if r["rank"] is None],
     )
 
 
@@ -215,6 +223,9 @@ def solve_author_figure(ratings: list[dict], irt: dict) -> dict:
          "solve_high", "theta", "author_rating", "author_low", "author_high",
          "expected_setter_score", "environments"],
         rows,
+        apart=[{"player": r["player"], "reason": f"{role} rating {r['reason']}"}
+               for role, key in (("Solve", "solvers_too_few"), ("Author", "authors_too_few"))
+               for r in irt.get(key) or ()],
     )
 
 

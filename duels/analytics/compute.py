@@ -44,9 +44,9 @@ INTERVAL_METHODS = {
     "transfer": "Spearman ρ; bootstrap percentile over transfer rows",
     "observe_uplift": "bootstrap percentile, observe and other duels resampled separately",
     "scale": "Spearman ρ; bootstrap percentile over players",
-    "irt": "θ and Author ratings: bootstrap percentile over environments, stratified by author, "
-           f"{IRT_RESAMPLES} resamples at most; difficulty and hint effect: normal (Laplace) "
-           "approximation",
+    "irt": "θ and Author ratings: bootstrap percentile over environments, stratified by author "
+           f"and rescaled for small strata (Rao–Wu), {IRT_RESAMPLES} resamples at most; "
+           "difficulty and hint effect: normal (Laplace) approximation",
 }
 MIN_DUELS = 1
 
@@ -73,7 +73,9 @@ def _ratings(data: AnalyticsInput, games: list, resamples: int, seed: int) -> tu
          "rank": fit.rank[i], "duels": fit.duels[i]}
         for i, name in enumerate(fit.players)
     ]
-    rows.sort(key=lambda row: (row["rank"], -row["rating"], row["player"]))
+    # Players without an interval are not ranked: they follow the ranked ones.
+    rows.sort(key=lambda row: (row["rank"] is None, row["rank"] or 0, -row["rating"],
+                               row["player"]))
     order = [row["player"] for row in rows]
     position = {name: i for i, name in enumerate(fit.players)}
     points = fit.points

@@ -4,17 +4,32 @@ Solve rating: the solver's ability θ (mean 0), shown as 1000 + 173.7·θ, the E
 the duel ratings: 400 points more means ten times the odds of passing the same environment.
 
 Author rating: for each environment j its *field setter score* S_j, the expected setter score
-p_h·(1 − p_u) of the environment against every fitted solver except its author, equally weighted,
+p_h·(1 − p_u) of the environment against every ranked solver except its author, equally weighted,
 under the fitted θ, b and γ (p_u = σ(θ − b), p_h = σ(θ − b + γ)). It is the probability that a
 solver of the field fails without the hint and passes with it, so it rewards environments that are
 hard *and* learnable, not merely hard. An author's score is the mean S_j of its environments played
 in both conditions; its Author rating is 1000 + 173.7·(logit score − mean logit score over
 authors), the same scale as the Solve rating: 400 points means ten times the odds.
 
-Intervals. θ and the Author rating: bootstrap over environments, stratified by author (each
-resample redraws every author's environments with replacement and refits the whole model, warm
-started at the full fit; environment j drawn k times weighs its data and prior k times). Solvers
-that met fewer than three environments, and authors with fewer than three, get no interval.
+Who is ranked. A solver gets an interval, and a place in the Solve ranking, only after meeting at
+least three environments; an author only after three of its environments were played in both
+conditions. Below that a player is listed apart ("too few episodes" / "too few environments")
+with its counts, never ranked, so one lucky pass cannot top a ranking. The field an environment is
+scored against is the ranked solvers only (minus its author), and only environments played both
+unhinted and hinted count towards an Author rating: one condition alone has no setter score.
+
+Intervals. θ and the Author rating: bootstrap over environments, stratified by author, with the
+Rao–Wu rescaling. A plain stratified bootstrap (redraw each author's n environments with
+replacement) shrinks the variance of a stratum mean by (n − 1)/n — a quarter when an author wrote
+four, and tournaments give each author only a few — which made θ intervals cover about 85%
+instead of 95%. Rao and Wu (1988) redraw n − 1 of the n and weigh each draw n/(n − 1): the
+variance is then unbiased for every stratum of two or more. Strata are kept (rather than dropped)
+because the tournament fixes how many environments each author writes, so between-author
+differences are not sampling noise, and every resample must hold each author's environments for
+its Author rating. Authors (or unknown authors) with a single environment cannot show their own
+spread, so they share one pooled stratum. Each resample refits the whole model, warm started at
+the full fit; an environment's data and prior weigh its resampling weight. The coverage of these
+intervals is measured by `benchmarks/coverage_bench.py` (docs/results.md).
 Difficulty b and hint effect γ: normal (Laplace) approximation from the inverse Hessian, which
 includes the uncertainty of the abilities; resampling environments cannot measure a single
 environment's own sampling noise. Held-out accuracy: 5-fold cross-validation over episodes, each
@@ -52,6 +67,9 @@ BOOTSTRAP_TOLERANCE = 1e-4
 PUBLIC_KEYS = {
     "solvers": ("player", "theta", "low", "high"),
     "authors": ("player", "rating", "low", "high"),
+    # Players listed apart, unranked, for want of data (docs/json-outputs.md).
+    "solvers_too_few": ("player", "theta", "episodes", "environments", "reason"),
+    "authors_too_few": ("player", "rating", "environments", "reason"),
     "environments": ("uuid", "difficulty", "d_low", "d_high", "hint_effect", "h_low", "h_high",
                      "n"),
     "fit": ("log_likelihood", "episodes", "held_out_accuracy"),
@@ -66,7 +84,8 @@ def to_scale(theta: np.ndarray | float) -> np.ndarray | float:
 class _Authorship:
     """Which environments count for which author, and how to score them against the field."""
 
-    def __init__(self, cells: IrtCells, environments: Sequence[EnvironmentRecord]) -> None:
+    def __init__(self, cells: IrtCells, environments: Sequence[EnvironmentRecord],
+                 field: np.ndarray) -> None:
         author_of = {env.uuid: env.author for env in environments}
         names = [author_of.get(uuid) for uuid in cells.environments]
         self.authors = sorted({name for name in names if name})
@@ -79,24 +98,33 @@ class _Authorship:
         np.add.at(trials_by, (cells.environment, cells.hinted.astype(int)), cells.trials)
         self.unhinted_trials, self.hinted_trials = trials_by[:, 0], trials_by[:, 1]
         self.scored = (self.unhinted_trials > 0) & (self.hinted_trials > 0)
+        # The field: solvers with enough data to be ranked (a boolean per solver).
+        self.field = field
+        position = np.cumsum(field) - 1
+        self.author_in_field = np.where(
+            (self.author_solver >= 0) & field[np.maximum(self.author_solver, 0)],
+            position[np.maximum(self.author_solver, 0)], -1)
 
     def field_scores(self, x: IrtParameters, chosen: np.ndarray) -> np.ndarray:
-        """S_j for the environments in `chosen` (indices); the author sits out of its own field."""
+        """S_j for the environments in `chosen` (indices): the mean over the ranked solvers, the
+        author sitting out of its own field; NaN where that leaves nobody."""
+        theta = x.theta[self.field]
         b = x.difficulty[chosen][:, None]
-        unhinted = expit(x.theta[None, :] - b)
-        hinted = expit(x.theta[None, :] - b + x.hint_effect[chosen][:, None])
+        unhinted = expit(theta[None, :] - b)
+        hinted = expit(theta[None, :] - b + x.hint_effect[chosen][:, None])
         score = hinted * (1 - unhinted)
-        total = score.sum(axis=1)
-        own_solver = self.author_solver[chosen]
+        own_solver = self.author_in_field[chosen]
         in_field = own_solver >= 0
-        own = np.where(in_field, score[np.arange(len(chosen)), np.maximum(own_solver, 0)], 0.0)
-        field = len(x.theta) - in_field
-        return np.where(field > 0, (total - own) / np.maximum(field, 1),
-                        total / max(len(x.theta), 1))
+        own = np.where(in_field, score[np.arange(len(chosen)), np.maximum(own_solver, 0)]
+                       if len(theta) else 0.0, 0.0)
+        size = len(theta) - in_field
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(size > 0, (score.sum(axis=1) - own) / np.maximum(size, 1), np.nan)
 
     def ratings(self, scores: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each author's mean field setter score (weighted) and its Author rating."""
-        usable = self.scored & (self.author >= 0) & (weight > 0)
+        usable = self.scored & (self.author >= 0) & (weight > 0) & np.isfinite(scores)
+        scores = np.where(usable, scores, 0.0)
         count = len(self.authors)
         total = np.bincount(self.author[usable], weights=(weight * scores)[usable],
                             minlength=count)
@@ -109,14 +137,39 @@ class _Authorship:
         return mean, np.where(finite, to_scale(logits - centre), np.nan)
 
 
-def _stratified_weights(rng: np.random.Generator, strata: np.ndarray) -> np.ndarray:
-    """How often each environment is drawn when every stratum is redrawn with replacement."""
+def _stratum_sizes(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The environments in stratum order, and each one's stratum start and size in that order."""
     order = np.argsort(strata, kind="stable")
     grouped = strata[order]
     starts = np.searchsorted(grouped, grouped, side="left")
-    sizes = np.searchsorted(grouped, grouped, side="right") - starts
+    return order, starts, np.searchsorted(grouped, grouped, side="right") - starts
+
+
+def resampling_strata(authors: np.ndarray) -> np.ndarray:
+    """Strata for the bootstrap: one per author of two or more environments, and one pooled
+    stratum for authors of a single environment and environments without a known author."""
+    _, counts = np.unique(authors, return_counts=True)
+    size_of = dict(zip(np.unique(authors).tolist(), counts.tolist(), strict=True))
+    sizes = np.array([size_of[a] for a in authors.tolist()], dtype=np.int64)
+    return np.where((sizes >= 2) & (authors >= 0), authors, -1)
+
+
+def rescaled_bootstrap_weights(rng: np.random.Generator, strata: np.ndarray) -> np.ndarray:
+    """Rao–Wu weights: n − 1 draws with replacement in each stratum of n, each worth n/(n − 1).
+
+    A stratum of one keeps its weight 1: it has no spread of its own to show.
+    """
+    order, starts, sizes = _stratum_sizes(strata)
+    position = np.arange(len(order)) - starts
     picks = order[starts + np.floor(rng.random(len(order)) * sizes).astype(np.int64)]
-    return np.bincount(picks, minlength=len(strata)).astype(np.float64)
+    drawn = picks[(sizes >= 2) & (position < sizes - 1)]
+    weight = np.bincount(drawn, minlength=len(strata)).astype(np.float64)
+    stratum_size = np.empty(len(strata), dtype=np.int64)
+    stratum_size[order] = sizes
+    single = stratum_size < 2
+    weight *= np.where(single, 1.0, stratum_size / np.maximum(stratum_size - 1, 1))
+    weight[single] = 1.0
+    return weight
 
 
 def _bootstrap(problem: IrtProblem, start: IrtParameters, authorship: _Authorship,
@@ -124,10 +177,11 @@ def _bootstrap(problem: IrtProblem, start: IrtParameters, authorship: _Authorshi
     """Resampled centred θ (resamples × solvers) and Author ratings (resamples × authors)."""
     cells = problem.cells
     rng = np.random.default_rng(seed)
+    strata = resampling_strata(authorship.author)
     theta = np.full((resamples, len(cells.solvers)), np.nan)
     author = np.full((resamples, len(authorship.authors)), np.nan)
     for r in range(resamples):
-        weight = _stratified_weights(rng, authorship.author)
+        weight = rescaled_bootstrap_weights(rng, strata)
         resample = IrtProblem(cells, environment_weight=weight, pairs=problem.pairs)
         x = irt_fit(resample, start=start, tolerance=BOOTSTRAP_TOLERANCE,
                     max_iterations=20).parameters.centred()
@@ -182,13 +236,31 @@ def _divergence(solvers: list[str], theta: np.ndarray, theta_boot: np.ndarray,
     low, high = percentile_interval(boot_tau[:, None])
     top_s = np.argmax(np.where(np.isfinite(boot_s), boot_s, -np.inf), axis=1)
     top_a = np.argmax(np.where(np.isfinite(boot_a), boot_a, -np.inf), axis=1)
+    # Who could be on top: every player whose interval reaches the best lower bound.
+    s_low, s_high = percentile_interval(boot_s)
+    a_low, a_high = percentile_interval(boot_a)
     return {
+        "top_solver_candidates": [name for name, high in zip(finite, s_high, strict=True)
+                                  if high >= np.nanmax(s_low)],
+        "top_author_candidates": [name for name, high in zip(finite, a_high, strict=True)
+                                  if high >= np.nanmax(a_low)],
         "kendall_tau": tau, "low": float(low[0]), "high": float(high[0]),
         "p_top_differs": float(np.mean(top_s != top_a)) if len(top_s) else None,
         "top_solver": finite[int(np.argmax(theta[s_index]))],
         "top_author": finite[int(np.argmax(rating[a_index]))],
         "players": len(finite),
     }
+
+
+def too_few_reason(*, role: str, episodes: int, environments: int) -> str:
+    """Why a player is listed apart instead of ranked, in words for the pages."""
+    need = MIN_ENVIRONMENTS_FOR_INTERVAL
+    if role == "solver":
+        return (f"too few episodes: {episodes} episode{'s' * (episodes != 1)} on {environments} "
+                f"environment{'s' * (environments != 1)}; a Solve rating is ranked from "
+                f"{need} environments")
+    return (f"too few environments: {environments} played in both conditions; an Author "
+            f"rating is ranked from {need}")
 
 
 def _interval_if(enough: np.ndarray, low: np.ndarray,
@@ -212,39 +284,45 @@ def irt_compute(
     fit = irt_fit(problem)
     x = fit.parameters.centred()
     se_difficulty, se_hint = irt_laplace(problem, fit.parameters)
-    authorship = _Authorship(cells, environments)
+    met = np.zeros((len(cells.solvers), len(cells.environments)), dtype=bool)
+    met[cells.solver, cells.environment] = True
+    ranked_solver = met.sum(axis=1) >= MIN_ENVIRONMENTS_FOR_INTERVAL
+    authorship = _Authorship(cells, environments, ranked_solver)
     chosen = np.flatnonzero(authorship.scored)
     field_score = np.full(len(cells.environments), np.nan)
     field_score[chosen] = authorship.field_scores(x, chosen)
     ones = np.ones(len(cells.environments))
-    author_score, author_rating = authorship.ratings(np.nan_to_num(field_score), ones)
+    author_score, author_rating = authorship.ratings(field_score, ones)
     theta_boot, author_boot = _bootstrap(problem, fit.parameters, authorship, resamples, seed)
 
-    met = np.zeros((len(cells.solvers), len(cells.environments)), dtype=bool)
-    met[cells.solver, cells.environment] = True
-    theta_low, theta_high = _interval_if(met.sum(axis=1) >= MIN_ENVIRONMENTS_FOR_INTERVAL,
-                                         *percentile_interval(theta_boot))
-    written = np.bincount(authorship.author[authorship.scored & (authorship.author >= 0)],
-                          minlength=len(authorship.authors))
-    author_low, author_high = _interval_if(written >= MIN_ENVIRONMENTS_FOR_INTERVAL,
-                                           *percentile_interval(author_boot))
+    theta_low, theta_high = _interval_if(ranked_solver, *percentile_interval(theta_boot))
+    counted = authorship.scored & (authorship.author >= 0) & np.isfinite(field_score)
+    written = np.bincount(authorship.author[counted], minlength=len(authorship.authors))
+    ranked_author = (written >= MIN_ENVIRONMENTS_FOR_INTERVAL) & np.isfinite(author_rating)
+    author_low, author_high = _interval_if(ranked_author, *percentile_interval(author_boot))
 
     solver_episodes = np.bincount(cells.solver, weights=cells.trials, minlength=len(cells.solvers))
     solvers = [
         {"player": name, "theta": x.theta[i], "low": theta_low[i], "high": theta_high[i],
          "rating": to_scale(x.theta[i]), "rating_low": to_scale(theta_low[i]),
          "rating_high": to_scale(theta_high[i]), "episodes": int(solver_episodes[i]),
-         "environments": int(met[i].sum())}
+         "environments": int(met[i].sum()), "ranked": bool(ranked_solver[i]),
+         "reason": None if ranked_solver[i] else too_few_reason(
+             role="solver", episodes=int(solver_episodes[i]), environments=int(met[i].sum()))}
         for i, name in enumerate(cells.solvers)
     ]
     solvers.sort(key=lambda row: (-row["theta"], row["player"]))
+    written_any = np.bincount(authorship.author[authorship.scored & (authorship.author >= 0)],
+                              minlength=len(authorship.authors))
     authors = [
         {"player": name, "rating": author_rating[k], "low": author_low[k],
          "high": author_high[k], "setter_score": author_score[k],
-         "environments": int(written[k])}
-        for k, name in enumerate(authorship.authors) if written[k]
+         "environments": int(written[k]), "ranked": bool(ranked_author[k]),
+         "reason": None if ranked_author[k] else too_few_reason(
+             role="author", episodes=0, environments=int(written[k]))}
+        for k, name in enumerate(authorship.authors) if written_any[k]
     ]
-    authors.sort(key=lambda row: (-row["rating"], row["player"]))
+    authors.sort(key=lambda row: (-np.nan_to_num(row["rating"], nan=-np.inf), row["player"]))
 
     has_unhinted = authorship.unhinted_trials > 0
     rows = []
@@ -266,8 +344,10 @@ def irt_compute(
                                row["uuid"]))
     accuracy = _held_out_accuracy(problem, fit.parameters, seed)
     return {
-        "solvers": solvers,
-        "authors": authors,
+        "solvers": [row for row in solvers if row["ranked"]],
+        "solvers_too_few": [row for row in solvers if not row["ranked"]],
+        "authors": [row for row in authors if row["ranked"]],
+        "authors_too_few": [row for row in authors if not row["ranked"]],
         "environments": rows,
         "fit": {
             "log_likelihood": fit.log_likelihood,
@@ -280,8 +360,11 @@ def irt_compute(
             "resamples": resamples,
             "iterations": fit.iterations,
         },
-        "divergence": _divergence(cells.solvers, x.theta, theta_boot, authorship.authors,
-                                  author_rating, author_boot),
+        "divergence": _divergence(
+            [name for i, name in enumerate(cells.solvers) if ranked_solver[i]],
+            x.theta[ranked_solver], theta_boot[:, ranked_solver],
+            [name for k, name in enumerate(authorship.authors) if ranked_author[k]],
+            author_rating[ranked_author], author_boot[:, ranked_author]),
     }
 
 
@@ -289,10 +372,8 @@ def irt_public(irt: dict | None) -> dict | None:
     """Only the documented keys of `irt`, for `manage.py analytics --json`."""
     if irt is None:
         return None
-    return {
-        "solvers": [{key: row[key] for key in PUBLIC_KEYS["solvers"]} for row in irt["solvers"]],
-        "authors": [{key: row[key] for key in PUBLIC_KEYS["authors"]} for row in irt["authors"]],
-        "environments": [{key: row[key] for key in PUBLIC_KEYS["environments"]}
-                         for row in irt["environments"]],
-        "fit": {key: irt["fit"][key] for key in PUBLIC_KEYS["fit"]},
-    }
+    public = {key: [{name: row[name] for name in PUBLIC_KEYS[key]} for row in irt.get(key, ())]
+              for key in ("solvers", "solvers_too_few", "authors", "authors_too_few",
+                          "environments")}
+    public["fit"] = {key: irt["fit"][key] for key in PUBLIC_KEYS["fit"]}
+    return public

@@ -29,7 +29,7 @@ class RatingResult:
     rating: np.ndarray
     low: np.ndarray
     high: np.ndarray
-    rank: list[int]
+    rank: list[int | None]  # None: no interval yet, listed apart
     duels: list[int]
     points: np.ndarray  # points[i, j]: points i scored against j (draws count half)
     boot_points: np.ndarray | None = None  # the same per bootstrap resample (r, n, n)
@@ -97,10 +97,14 @@ def to_rating(theta: np.ndarray) -> np.ndarray:
     return ANCHOR + SCALE * (theta - theta.mean(axis=-1, keepdims=True))
 
 
-def interval_ranks(rating: np.ndarray, low: np.ndarray, high: np.ndarray) -> list[int]:
-    """1 + the number of players whose whole interval lies above this player's interval."""
-    # A player without an interval (too few duels) is separated from nobody.
-    return [int(1 + np.sum(low > high[i])) for i in range(len(rating))]
+def interval_ranks(rating: np.ndarray, low: np.ndarray, high: np.ndarray) -> list[int | None]:
+    """1 + the number of players whose whole interval lies above this player's interval.
+
+    A player without an interval (too few duels) is not ranked (None): with no measure of its
+    uncertainty it could otherwise share first place with everyone on one lucky duel.
+    """
+    return [int(1 + np.sum(low > high[i])) if np.isfinite(high[i]) else None
+            for i in range(len(rating))]
 
 
 MIN_GAMES_FOR_INTERVALS = 3

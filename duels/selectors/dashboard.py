@@ -57,7 +57,10 @@ def dashboard_leaderboard(*, limit: int = 10) -> dict:
         table.append({"player": players[player_id], "played": played, "score": score, **record})
     table.sort(key=lambda row: (-row["score"], -row["played"], row["player"].name))
     return {
-        "ratings": ratings[:limit] if ratings else None,
+        # A player without an interval is not ranked: it is listed apart (too few duels).
+        "ratings": [row for row in ratings if row.get("rank") is not None][:limit]
+        if ratings else None,
+        "unranked": [row for row in ratings or () if row.get("rank") is None],
         "computed_at": latest.computed_at if latest else None,
         "table": table[:limit],
     }

@@ -20,6 +20,7 @@ def player_ratings(*, player_name: str) -> dict | None:
     return {
         "computed_at": snapshot.computed_at,
         "duel": row_of(data.get("ratings")),
-        "solve": row_of(irt.get("solvers")),
-        "author": row_of(irt.get("authors")),
+        # A player listed apart (too few episodes or environments) carries its reason.
+        "solve": row_of(irt.get("solvers")) or row_of(irt.get("solvers_too_few")),
+        "author": row_of(irt.get("authors")) or row_of(irt.get("authors_too_few")),
     }

@@ -38,6 +38,7 @@ def _figures_section(snapshot) -> tuple[str, bool]:
                 "columns": figure["table"]["columns"],
                 "rows": rows[:TABLE_ROWS],
                 "more_rows": max(0, len(rows) - TABLE_ROWS),
+                "apart": figure.get("apart") or [],
             })
     plots = {f["slug"]: data["figures"][f["slug"]]["figure"] for f in figures}
     html = render_to_string("duels/analytics/_figures.html",

@@ -60,6 +60,7 @@ def analytics_lines(data: dict[str, Any], *, limit: int = 10) -> list[str]:
             f"{figure(row.get('rating'), '.0f'):>6}  "
             f"{interval(row.get('low'), row.get('high'), '.0f')}"
             f"  {row.get('duels', 0)} duels"
+            + ("" if row.get("rank") is not None else "  (not ranked: too few duels)")
         )
     lines.append("setters (mean setter score; hint gain)")
     for row in data.get("setters") or []:
@@ -127,7 +128,7 @@ def _blocks(data: dict[str, Any], *, limit: int) -> list[str]:
     if "scale" in data:
         scale = data.get("scale")
         if scale is None:
-            lines.append("scale: not enough data (needs parameters_b on at least four players)")
+            lines.append("scale: not enough data (needs parameters_b on at least five players)")
         else:
             lines.append(
                 f"scale: Spearman with setter strength {figure(scale.get('setter_spearman'))} "
@@ -174,10 +175,14 @@ def _irt_lines(irt: dict[str, Any] | None) -> list[str]:
     for row in irt.get("solvers") or []:
         lines.append(f"  {row['player']:<28} {figure(row.get('theta')):>6}  "
                      f"{interval(row.get('low'), row.get('high'))}")
+    for row in irt.get("solvers_too_few") or []:
+        lines.append(f"  {row['player']:<28} not ranked: {row.get('reason')}")
     lines.append("joint model: Author rating per setter")
     for row in irt.get("authors") or []:
         lines.append(f"  {row['player']:<28} {figure(row.get('rating')):>6}  "
                      f"{interval(row.get('low'), row.get('high'))}")
+    for row in irt.get("authors_too_few") or []:
+        lines.append(f"  {row['player']:<28} not ranked: {row.get('reason')}")
     fit = irt.get("fit") or {}
     lines.append(f"joint model fit: held-out accuracy {figure(fit.get('held_out_accuracy'))} "
                  f"on {figure(fit.get('episodes'), 'd')} episodes")

@@ -101,7 +101,14 @@ def test_planted_order_is_transitive_and_small_models_set_harder():
     assert "bootstrap" in findings["transitive"]["interval"]["method"]
     scale = findings["small_models_set_harder"]
     assert scale["verdict"] == SUPPORTED and scale["figure"]["value"] == -1.0
-    assert findings["solver_not_setter"]["verdict"] == CONTRADICTED
+    # The two leaders are one step apart: the intervals cannot say which solves best.
+    assert findings["solver_not_setter"]["verdict"] == NOT_ENOUGH
+
+
+def test_a_clear_leader_in_both_roles_contradicts_finding_one():
+    players = {**{f"p{r}": (r, r) for r in range(5)}, "ace": (8, 8)}
+    finding = verdicts(round_robin(players))["solver_not_setter"]
+    assert finding["verdict"] == CONTRADICTED
 
 
 def test_larger_models_setting_harder_contradicts_finding_two():

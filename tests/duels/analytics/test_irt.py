@@ -233,8 +233,9 @@ def test_public_shape_has_exactly_the_documented_keys_and_no_episodes_give_none(
     theta, difficulty, hint_effect, episodes, environments = simulated(seed=4)
     public = irt_public(irt_compute(episodes=episodes[:2000], environments=environments,
                                     resamples=20))
-    assert set(public) == {"solvers", "authors", "environments", "fit"}
-    for key in ("solvers", "authors", "environments"):
+    assert set(public) == {"solvers", "solvers_too_few", "authors", "authors_too_few",
+                           "environments", "fit"}
+    for key in ("solvers", "solvers_too_few", "authors", "authors_too_few", "environments"):
         assert all(tuple(row) == PUBLIC_KEYS[key] for row in public[key])
     assert tuple(public["fit"]) == PUBLIC_KEYS["fit"]
     assert irt_compute(episodes=[], environments=environments) is None

@@ -14,12 +14,14 @@ pytestmark = pytest.mark.django_db
 
 
 def league(make):
-    """Three players; each writes a hint-needing environment for the next and a trivial one
-    for the one after (the factory's duel: A's environment needs the hint, B's is trivial)."""
+    """Three players, two rounds; each writes a hint-needing environment for the next and a
+    trivial one for the one after (the factory's duel: A's environment needs the hint, B's is
+    trivial). Two rounds give every solver four environments: enough to be ranked."""
     players = [make.player(name=f"p{i}") for i in range(3)]
     duels = [
         make.finished_duel(a=a, b=b, attempts=4, unhinted_a=(False,) * 4, hinted_a=(True,) * 4,
                            unhinted_b=(True,) * 4, hinted_b=(True,) * 4)
+        for _ in range(2)
         for a, b in ((players[0], players[1]), (players[1], players[2]),
                      (players[2], players[0]))
     ]
@@ -30,7 +32,7 @@ def test_refresh_stores_each_environments_difficulty_and_hint_effect(make):
     _, duels = league(make)
     analytics_refresh(resamples=50)
     estimates = {e.environment_id: e for e in EnvironmentEstimate.objects.all()}
-    assert len(estimates) == 6
+    assert len(estimates) == 12
     for duel in duels:
         needs_hint, trivial = estimates[duel.env_a_id], estimates[duel.env_b_id]
         assert needs_hint.difficulty > trivial.difficulty
@@ -40,7 +42,7 @@ def test_refresh_stores_each_environments_difficulty_and_hint_effect(make):
     # A second refresh replaces the estimates instead of adding to them.
     make.episode(environment=duels[0].env_b, solver=duels[0].a, success=False)
     snapshot = analytics_refresh(resamples=50)
-    assert EnvironmentEstimate.objects.count() == 6
+    assert EnvironmentEstimate.objects.count() == 12
     assert {e.computed_at for e in EnvironmentEstimate.objects.all()} == {snapshot.computed_at}
 
 
@@ -48,12 +50,13 @@ def test_analytics_json_carries_irt_in_the_documented_shape(make, capsys):
     league(make)
     call_command("analytics", "--json", "--refresh")
     irt = json.loads(capsys.readouterr().out)["irt"]
-    assert set(irt) == {"solvers", "authors", "environments", "fit"}
+    assert set(irt) == {"solvers", "solvers_too_few", "authors", "authors_too_few",
+                        "environments", "fit"}
     assert {tuple(row) for row in irt["solvers"]} == {PUBLIC_KEYS["solvers"]}
     assert {tuple(row) for row in irt["authors"]} == {PUBLIC_KEYS["authors"]}
     assert {tuple(row) for row in irt["environments"]} == {PUBLIC_KEYS["environments"]}
     assert tuple(irt["fit"]) == PUBLIC_KEYS["fit"]
-    assert irt["fit"]["episodes"] == 48
+    assert irt["fit"]["episodes"] == 96
     assert sorted(row["player"] for row in irt["solvers"]) == ["p0", "p1", "p2"]
     assert abs(sum(row["theta"] for row in irt["solvers"])) < 1e-3
 
@@ -72,5 +75,5 @@ def test_analytics_text_lists_solve_and_author_ratings(make):
     text = out.getvalue()
     solve = text[text.index("Solve rating (theta)"):text.index("Author rating per setter")]
     assert all(name in solve for name in ("p0", "p1", "p2"))
-    assert "joint model fit: held-out accuracy" in text and "on 48 episodes" in text
+    assert "joint model fit: held-out accuracy" in text and "on 96 episodes" in text
     assert "None" not in text

@@ -32,18 +32,18 @@ def test_environment_list_shows_difficulty_and_hint_effect_and_sorts_by_them(mak
 
     hardest = owner_client.get("/environments/?sort=hardest")
     order = _titles_in_order(hardest.content, [*needs_hint, *trivial, unplayed.title])
-    assert set(order[:3]) == set(needs_hint) and order[-1] == unplayed.title
+    assert set(order[:6]) == set(needs_hint) and order[-1] == unplayed.title
     easiest = owner_client.get("/environments/?sort=easiest")
     order = _titles_in_order(easiest.content, [*needs_hint, *trivial])
-    assert set(order[:3]) == set(trivial)
+    assert set(order[:6]) == set(trivial)
     learnable = owner_client.get("/environments/?sort=learnable&status=valid")
     order = _titles_in_order(learnable.content, [*needs_hint, *trivial])
-    assert set(order[:3]) == set(needs_hint)
+    assert set(order[:6]) == set(needs_hint)
     # The htmx swap of the results keeps the order and the links keep the filters.
     swap = owner_client.get("/environments/?sort=hint_effect&status=valid",
                             headers={"HX-Request": "true", "HX-Target": "environment-results"})
     assert b"<html" not in swap.content
-    assert set(_titles_in_order(swap.content, [*needs_hint, *trivial])[:3]) == set(needs_hint)
+    assert set(_titles_in_order(swap.content, [*needs_hint, *trivial])[:6]) == set(needs_hint)
     assert b"status=valid" in swap.content
 
 
@@ -85,7 +85,7 @@ def test_analytics_page_has_the_solve_author_table_and_csv(make, owner_client):
     assert rows[0][:5] == ["player", "duel_rating", "duel_low", "duel_high", "solve_rating"]
     assert sorted(row[0] for row in rows[1:]) == ["p0", "p1", "p2"]
     difficulty = owner_client.get("/analytics/difficulty.csv").content.decode()
-    assert len(difficulty.strip().splitlines()) == 1 + 6
+    assert len(difficulty.strip().splitlines()) == 1 + 12
 
 
 def test_environments_export_carries_difficulty_and_hint_effect(make, tmp_path):
@@ -99,3 +99,24 @@ def test_environments_export_carries_difficulty_and_hint_effect(make, tmp_path):
     assert estimate["difficulty_low"] < estimate["difficulty"] < estimate["difficulty_high"]
     assert estimate["hint_effect"] > 0 and estimate["episodes"] == 8
     assert by_uuid[str(unplayed.uuid)]["estimate"] is None
+
+
+def test_a_one_episode_solver_is_not_ranked_and_the_pages_say_why(make, owner_client, capsys):
+    _, duels = league(make)
+    lucky = make.player(name="lucky")
+    make.episode(environment=duels[0].env_a, solver=lucky, success=True)
+    analytics_refresh(resamples=50)
+    page = owner_client.get("/analytics/").content.decode()
+    figure = page[page.index('id="figure-solve-author"'):]
+    figure = figure[:figure.index("</section>")]
+    assert "Not ranked" in figure
+    assert "lucky: Solve rating too few episodes: 1 episode on 1 environment" in figure
+    table = figure[figure.index("<tbody>"):]
+    assert "lucky" not in table  # the ranked table (and the chart) hold ranked players only
+    player = owner_client.get(f"/players/{lucky.uuid}/").content.decode()
+    assert "not ranked, too few episodes: 1 episode on 1 environment" in player
+    call_command("analytics", "--json")
+    irt = json.loads(capsys.readouterr().out)["irt"]
+    assert irt["solvers"][0]["player"] != "lucky"
+    assert [row["player"] for row in irt["solvers_too_few"]] == ["lucky"]
+    assert irt["solvers_too_few"][0]["reason"].startswith("too few episodes")

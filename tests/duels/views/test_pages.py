@@ -94,6 +94,22 @@ def test_dashboard_uses_analytics_ratings_when_present(owner_client, make):
     assert "rated-one" in page and "1123" in page and "Bradley" in page
 
 
+def test_dashboard_lists_a_player_without_an_interval_apart_not_ranked(owner_client):
+    from duels.models import AnalyticsSnapshot
+
+    AnalyticsSnapshot.objects.create(data={"ratings": [
+        {"player": "steady", "rating": 1010.0, "low": 900, "high": 1100, "rank": 1, "duels": 9},
+        {"player": "one-hit", "rating": 1200.0, "low": None, "high": None, "rank": None,
+         "duels": 1},
+    ]})
+    page = owner_client.get("/").text
+    table = page[page.index("<h2>Leaderboard</h2>"):page.index('id="leaderboard-unranked"')]
+    assert "steady" in table and "one-hit" not in table
+    apart = page[page.index('id="leaderboard-unranked"'):]
+    assert apart.startswith('id="leaderboard-unranked">Not ranked, too few duels for an interval: '
+                            "one-hit (1 duel).")
+
+
 def test_player_pages_label_builtins_and_show_pass_rates(owner_client, make):
     duel = make.finished_duel()
     listing = owner_client.get("/players/").text

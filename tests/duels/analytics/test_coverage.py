@@ -1,0 +1,111 @@
+"""95% intervals cover about 95% of planted truths: the cheap cases of the coverage benchmark.
+
+Each check pools enough simulated intervals (hundreds to thousands) that a method covering 88%
+falls below the 0.91 floor, and one needlessly wide (over 99%) fails the ceiling.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from duels.analytics.data import EpisodeRecord
+from duels.analytics.environments import environment_gains
+from duels.analytics.intervals import wilson_interval
+from duels.analytics.irt_report import (
+    irt_compute,
+    resampling_strata,
+    rescaled_bootstrap_weights,
+)
+from duels.analytics.sides import duel_sides
+from tests.helpers.planted import planted_cross_play, planted_duels
+
+FLOOR, CEILING = 0.91, 0.99
+
+
+def test_wilson_and_newcombe_cover_planted_pass_rates_and_hint_gains_at_k_2_4_8():
+    for attempts in (2, 4, 8):
+        wilson_hits, newcombe_hits = [], []
+        for dataset in range(4):
+            planted = planted_duels(np.random.default_rng([attempts, dataset]), players=20,
+                                    rounds=10, attempts=attempts)
+            index = {env.uuid: j for j, env in enumerate(planted.environments)}
+            solver_of = {}
+            sides, _ = duel_sides(planted.duels, planted.episodes)
+            for side in sides:
+                j = index[side.environment]
+                solver_of[side.environment] = int(side.solver[1:])
+                p_u = expit(planted.theta[solver_of[side.environment]] - planted.difficulty[j])
+                low, high = wilson_interval(side.p_unhinted * attempts, attempts)
+                wilson_hits.append(low <= p_u <= high)
+            for row in environment_gains(environments=planted.environments,
+                                         episodes=planted.episodes):
+                j = index[row["uuid"]]
+                eta = planted.theta[solver_of[row["uuid"]]] - planted.difficulty[j]
+                gain = expit(eta + planted.hint_effect[j]) - expit(eta)
+                newcombe_hits.append(row["low"] <= gain <= row["high"])
+        assert len(wilson_hits) == len(newcombe_hits) == 800
+        assert FLOOR <= np.mean(wilson_hits) <= CEILING, attempts
+        assert FLOOR <= np.mean(newcombe_hits) <= CEILING, attempts
+
+
+def test_solve_rating_and_laplace_intervals_cover_with_four_environments_per_author():
+    """Six players writing four environments each: the plain stratified bootstrap covered θ
+    in 0.90 of these 240 intervals; the rescaled one must reach the floor."""
+    theta_hits, b_hits, g_hits = [], [], []
+    for dataset in range(40):
+        planted = planted_cross_play(np.random.default_rng([7, dataset]), players=6,
+                                     per_author=4, attempts=4)
+        irt = irt_compute(episodes=planted.episodes, environments=planted.environments,
+                          resamples=100, seed=dataset)
+        centre = planted.theta.mean()
+        for row in irt["solvers"]:
+            theta_hits.append(row["low"] <= planted.theta[int(row["player"][1:])] - centre
+                              <= row["high"])
+        for row in irt["environments"]:
+            _, author, k = row["uuid"].split("-")
+            j = int(author) * 4 + int(k)
+            b_hits.append(row["d_low"] <= planted.difficulty[j] - centre <= row["d_high"])
+            g_hits.append(row["h_low"] <= planted.hint_effect[j] <= row["h_high"])
+    assert len(theta_hits) == 240
+    for hits in (theta_hits, b_hits, g_hits):
+        assert FLOOR <= np.mean(hits) <= CEILING
+
+
+def test_rescaled_weights_keep_each_stratum_whole_and_its_mean_unbiased():
+    authors = np.array([0, 0, 0, 0, 1, 1, 2, 3, -1])
+    strata = resampling_strata(authors)
+    # Authors 2 and 3 wrote one environment each: pooled with the unknown author.
+    assert list(strata) == [0, 0, 0, 0, 1, 1, -1, -1, -1]
+    rng = np.random.default_rng(0)
+    values = np.array([1.0, 2.0, 4.0, 8.0, 0.0, 3.0, 5.0, 6.0, 7.0])
+    means = []
+    for _ in range(20_000):
+        weight = rescaled_bootstrap_weights(rng, strata)
+        assert weight[:4].sum() == 4 and weight[4:6].sum() == 2 and weight[6:].sum() == 3
+        means.append(weight[:4] @ values[:4] / 4)
+    # Var of a stratum mean is s²/n (s² with n − 1): the plain bootstrap gives (n − 1)/n of it.
+    expected = values[:4].var(ddof=1) / 4
+    assert abs(np.mean(means) - values[:4].mean()) < 0.03
+    assert abs(np.var(means) / expected - 1) < 0.05
+
+
+def test_a_one_episode_solver_is_listed_apart_and_not_in_the_authors_field():
+    planted = planted_cross_play(np.random.default_rng(3), players=5, per_author=4, attempts=4)
+    lucky = EpisodeRecord(None, planted.environments[0].uuid, "lucky", False, 0, True)
+    irt = irt_compute(episodes=[*planted.episodes, lucky], environments=planted.environments,
+                      resamples=30)
+    assert "lucky" not in [row["player"] for row in irt["solvers"]]
+    assert irt["solvers"][0]["player"] != "lucky"
+    [apart] = irt["solvers_too_few"]
+    assert apart["player"] == "lucky" and np.isnan(apart["low"])
+    assert apart["reason"].startswith("too few episodes: 1 episode on 1 environment")
+    assert len(irt["solvers"]) == 5 and irt["divergence"]["players"] == 5
+    # Each environment's field setter score is the mean over the ranked solvers but its author.
+    theta = {row["player"]: row["theta"] for row in irt["solvers"]}
+    author_of = {env.uuid: env.author for env in planted.environments}
+    for row in irt["environments"]:
+        field = np.array([t for name, t in theta.items() if name != author_of[row["uuid"]]])
+        eta = field - row["difficulty"]
+        expected = np.mean(expit(eta + row["hint_effect"]) * (1 - expit(eta)))
+        assert abs(row["field_setter_score"] - expected) < 1e-9
