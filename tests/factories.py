@@ -61,7 +61,9 @@ def environment(**overrides) -> Environment:
     n = next(_counter)
     fields = {
         "title": f"Environment {n}",
-        "source": TRIVIAL_SOURCE,
+        # A comment of its own: each built environment is its own design unless a test shares
+        # a source on purpose.
+        "source": TRIVIAL_SOURCE + f"# environment {n}\n",
         "status": EnvironmentStatus.VALID,
         "max_steps": 5,
         "validation": {"valid": True, "checks": []},
