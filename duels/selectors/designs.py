@@ -2,9 +2,9 @@
 
 A design has no row of its own. Its key is `Environment.content_hash` (the SHA-256 of the source
 with line endings and trailing whitespace normalised, the same in every installation) and its
-address is its *first copy*, the oldest environment row with that hash: lists, notes, charts and
-the joint model's items speak of the first copy's uuid and title. Every duel and episode keeps
-pointing at the copy it played.
+address is its *first copy*, the first environment row stored with that hash (lowest key):
+lists, notes, charts and the joint model's items speak of the first copy's uuid and title.
+Every duel and episode keeps pointing at the copy it played.
 """
 
 from __future__ import annotations
@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from django.db.models import Count, Min, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
+from duels.analytics.designs import design_label
 from duels.models import Duel, Environment, Player
+
+__all__ = [
+    "Design", "design_authors", "design_copies", "design_duels", "design_environment_ids",
+    "design_first_copy_ids", "design_get", "design_label", "design_list",
+]
 
 
 def design_first_copy_ids() -> QuerySet:
@@ -51,7 +57,7 @@ def design_list() -> QuerySet[Environment]:
 
 def design_copies(*, content_hash: str) -> QuerySet[Environment]:
     """Every environment row of one design, first copy first, with authors."""
-    return _copies_of(content_hash).select_related("author").order_by("created_at", "pk")
+    return _copies_of(content_hash).select_related("author").order_by("pk")
 
 
 def design_environment_ids(*, content_hash: str) -> QuerySet:
@@ -64,7 +70,7 @@ def design_authors(*, content_hashes: Iterable[str]) -> dict[str, list[Player]]:
     authors: dict[str, list[Player]] = defaultdict(list)
     copies = (
         Environment.objects.filter(content_hash__in=set(content_hashes), author__isnull=False)
-        .select_related("author").order_by("created_at", "pk")
+        .select_related("author").order_by("pk")
     )
     for copy in copies:
         if all(author.pk != copy.author_id for author in authors[copy.content_hash]):
@@ -112,8 +118,3 @@ def design_get(*, environment: Environment) -> Design:
     return Design(content_hash=environment.content_hash, first=copies[0] if copies else environment,
                   copies=copies, authors=tuple(authors))
 
-
-def design_label(*, title: str, authors: Iterable[str | None], content_hash: str) -> str:
-    """How charts and lists name a design: title, author(s) and the short content hash."""
-    names = [name for name in dict.fromkeys(authors) if name] or ["a person"]
-    return f"{title} · {', '.join(names)}" + (f" · {content_hash[:6]}" if content_hash else "")

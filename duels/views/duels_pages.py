@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from duels.forms import DuelFilterForm, DuelTriggerForm, filter_form_problems
@@ -106,14 +106,18 @@ def duel_new(request: HttpRequest) -> HttpResponse:
     return render(request, template, {"form": form, "estimate": estimate}, status=status)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @login_required
 def duel_cancel_view(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
+    """Cancel a duel after asking: a GET (or a POST without `confirm`) shows what cancelling
+    does and asks; a POST with `confirm=yes` cancels."""
     from duels.engine.duels import duel_cancel
 
     duel = duel_get(duel_uuid=duel_uuid)
     if not duel_can_cancel(duel=duel, user=request.user):
         raise PermissionDenied(DUEL_CANCEL_DENIED)
+    if not duel.is_done and (request.method == "GET" or request.POST.get("confirm") != "yes"):
+        return render(request, "duels/duels/cancel.html", {"duel": duel})
     if duel.is_done:
         messages.info(request, f"Duel already {duel.status}.")
     else:
