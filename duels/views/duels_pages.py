@@ -18,7 +18,7 @@ from duels.selectors.duel_explain import duel_explanation
 from duels.selectors.duels import duel_get, duel_halves, duel_list
 from duels.services.access import DUEL_CANCEL_DENIED, duel_can_cancel
 from duels.services.duels import DuelRateLimited, duel_rate_limit_message, duel_start_for_user
-from duels.views.common import paginate
+from duels.views.common import cancel_confirmed, paginate
 
 
 @require_GET
@@ -116,8 +116,15 @@ def duel_cancel_view(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
     duel = duel_get(duel_uuid=duel_uuid)
     if not duel_can_cancel(duel=duel, user=request.user):
         raise PermissionDenied(DUEL_CANCEL_DENIED)
-    if not duel.is_done and (request.method == "GET" or request.POST.get("confirm") != "yes"):
-        return render(request, "duels/duels/cancel.html", {"duel": duel})
+    if not duel.is_done and not cancel_confirmed(request):
+        return render(request, "duels/confirm_cancel.html", {
+            "kind": "duel", "name": f"{duel.a.name} vs {duel.b.name}",
+            "status": duel.get_status_display(),
+            "consequence": "Cancelling stops it for good: runs still to come never run, and the "
+                           "duel gets no result and counts in no rating.",
+            "action_url": reverse("duels:duel_cancel", args=[duel.uuid]),
+            "back_url": reverse("duels:duel_detail", args=[duel.uuid]),
+        })
     if duel.is_done:
         messages.info(request, f"Duel already {duel.status}.")
     else:

@@ -65,7 +65,11 @@ def test_only_staff_cancel_a_tournament(client, owner, teammate, staff, make):
         assert tournament.status == Status.RUNNING
     client.force_login(staff)
     assert "Cancel tournament" in client.get(f"/tournaments/{tournament.uuid}/").text
-    assert client.post(url).status_code == 302
+    asking = client.post(url)
+    assert asking.status_code == 200 and "Cancel this tournament?" in asking.text
+    tournament.refresh_from_db()
+    assert tournament.status == Status.RUNNING
+    assert client.post(url, {"confirm": "yes"}).status_code == 302
     tournament.refresh_from_db()
     assert tournament.status == Status.CANCELLED
 
