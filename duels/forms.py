@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from duels.models import EnvironmentStatus, Outcome, Player, Status
-from duels.selectors.duels import DuelFilters
+from duels.selectors.duels import PLAYER_OUTCOMES, DuelFilters
 from duels.selectors.environments import ENVIRONMENT_SORTS, EnvironmentFilters
 
 
@@ -25,8 +25,10 @@ def filter_form_problems(form: forms.Form) -> list[str]:
     has a fixed list (the same rule the read API applies: a bad filter is a 400, not ignored)."""
     if not form.is_bound or form.is_valid():
         return []
-    problems = []
+    problems = list(form.non_field_errors())
     for name, errors in form.errors.items():
+        if name == forms.forms.NON_FIELD_ERRORS:
+            continue
         field = form.fields.get(name)
         given = str(form.data.get(name, ""))[:40]
         choices = getattr(field, "choices", None)
@@ -43,7 +45,12 @@ class DuelFilterForm(forms.Form):
         queryset=Player.objects.order_by("name"), to_field_name="uuid", required=False
     )
     tournament = forms.UUIDField(required=False, widget=forms.HiddenInput)
-    outcome = forms.ChoiceField(choices=_blank_choices(Outcome.choices), required=False)
+    outcome = forms.ChoiceField(
+        choices=_blank_choices([*PLAYER_OUTCOMES.items(), (Outcome.DRAW, "draw"),
+                                (Outcome.A, "A (first player) wins"),
+                                (Outcome.B, "B (second player) wins")]),
+        required=False,
+    )
     status = forms.ChoiceField(choices=_blank_choices(Status.choices), required=False)
     date_from = forms.DateField(
         required=False, label="from", widget=forms.DateInput(attrs={"type": "date"})
@@ -57,6 +64,13 @@ class DuelFilterForm(forms.Form):
         label="search",
         widget=forms.SearchInput(attrs={"placeholder": "environment title or transcript text"}),
     )
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("outcome") in PLAYER_OUTCOMES and not data.get("player"):
+            raise forms.ValidationError(
+                f"Outcome “{PLAYER_OUTCOMES[data['outcome']]}” needs a player: choose one.")
+        return data
 
     def filters(self) -> DuelFilters:
         """The valid part of the query as DuelFilters (invalid fields are ignored)."""

@@ -61,7 +61,9 @@ def environment(**overrides) -> Environment:
     n = next(_counter)
     fields = {
         "title": f"Environment {n}",
-        "source": TRIVIAL_SOURCE,
+        # A comment of its own: each built environment is its own design unless a test shares
+        # a source on purpose.
+        "source": TRIVIAL_SOURCE + f"# environment {n}\n",
         "status": EnvironmentStatus.VALID,
         "max_steps": 5,
         "validation": {"valid": True, "checks": []},
@@ -138,16 +140,19 @@ def tournament(**overrides) -> Tournament:
 
 def finished_duel(*, a: Player | None = None, b: Player | None = None, attempts: int = 2,
                   unhinted_a=(False, False), hinted_a=(True, True),
-                  unhinted_b=(True, False), hinted_b=(True, False), **overrides) -> Duel:
+                  unhinted_b=(True, False), hinted_b=(True, False),
+                  env_a: Environment | None = None, env_b: Environment | None = None,
+                  **overrides) -> Duel:
     """A finished duel with environments, hints and episodes whose results are given per seed.
 
     Side "a" is A's environment solved by B. Stored scores are computed here the plain way, so
-    tests can compare them with the engine's own scoring.
+    tests can compare them with the engine's own scoring. `env_a`/`env_b` replay an existing
+    environment (a copy of a design) instead of writing a new one.
     """
     a = a or player()
     b = b or player()
-    env_a = environment(author=a)
-    env_b = environment(author=b)
+    env_a = env_a or environment(author=a)
+    env_b = env_b or environment(author=b)
     hint_a = hint(environment=env_a, author=a)
     hint_b = hint(environment=env_b, author=b)
     duel = Duel.objects.create(

@@ -12,6 +12,9 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from duels.analytics.data import EnvironmentRecord
+from duels.analytics.designs import design_label
+
 FOREST_LIMIT = 60
 SCATTER_LIMIT = 500
 _LAYOUT = {
@@ -139,20 +142,24 @@ def roles_figure(setters: list[dict], solvers: list[dict]) -> dict:
 def hint_gain_figure(environments: list[dict]) -> dict:
     shown = sorted(environments, key=lambda r: -r["episodes"])[:FOREST_LIMIT]
     shown.sort(key=lambda r: r["hint_gain"])
-    labels = [f"{r['title'][:40]} · {r['author'] or '?'} · {r['uuid'][:8]}" for r in shown]
+    labels = [design_label(title=r["title"], authors=r.get("authors") or [r["author"]],
+                           content_hash=r.get("content_hash") or "") for r in shown]
     traces = _forest(labels, [r["hint_gain"] for r in shown], [r["low"] for r in shown],
                      [r["high"] for r in shown], name="hint gain", axis_title="0",
                      reference=0.0)
-    title = "Hint gain per environment (95% Newcombe intervals)"
+    title = "Hint gain per design (95% Newcombe intervals)"
     if len(environments) > len(shown):
         title += f" — the {len(shown)} most-played of {len(environments)}"
     return _entry(
         title,
         _figure(traces, xaxis={"title": {"text": "hint gain p_h − p_u"}, "range": [-1.05, 1.05]},
-                height=120 + 22 * len(shown), showlegend=False, margin={"l": 280}),
-        ["uuid", "title", "author", "hint_gain", "low", "high", "p_unhinted", "p_hinted",
-         "flips", "episodes", "flags"],
-        [[r["uuid"], r["title"], r["author"], r["hint_gain"], r["low"], r["high"],
+                # Labels name the design in full: the axis grows to fit them.
+                yaxis={"automargin": True}, height=120 + 22 * len(shown), showlegend=False,
+                margin={**_LAYOUT["margin"], "l": 20}),
+        ["uuid", "content_hash", "title", "authors", "hint_gain", "low", "high", "p_unhinted",
+         "p_hinted", "flips", "episodes", "flags"],
+        [[r["uuid"], r.get("content_hash") or "", r["title"],
+          ", ".join(r.get("authors") or [r["author"] or ""]), r["hint_gain"], r["low"], r["high"],
           r["p_unhinted"], r["p_hinted"], r["flips"], r["episodes"], " ".join(r["flags"])]
          for r in environments],
     )
@@ -229,17 +236,29 @@ def solve_author_figure(ratings: list[dict], irt: dict) -> dict:
     )
 
 
-def difficulty_figure(environments: list[dict], titles: dict[str, tuple[str, str | None]]) -> dict:
-    """Difficulty b against hint effect γ: top right, hard environments whose hint works."""
+def difficulty_figure(environments: list[dict], designs: dict[str, EnvironmentRecord]) -> dict:
+    """Difficulty b against hint effect γ: top right, hard designs whose hint works."""
     fitted = [r for r in environments if r["hint_effect"] is not None]
     shown = sorted(fitted, key=lambda r: -r["n"])[:SCATTER_LIMIT]
-    labels = [f"{titles.get(r['uuid'], ('?', None))[0][:40]} · {r['uuid'][:8]}" for r in shown]
+    missing = EnvironmentRecord("", "?", None, False, "")
+
+    def label(uuid: str) -> str:
+        design = designs.get(uuid, missing)
+        return design_label(title=design.title, authors=design.authors or [design.author],
+                            content_hash=design.content_hash)
+
+    def identity(uuid: str) -> list:
+        design = designs.get(uuid, missing)
+        return [design.content_hash, design.title,
+                ", ".join(name for name in design.authors or [design.author] if name)]
+
+    labels = [label(r["uuid"]) for r in shown]
     trace = go.Scatter(
         x=[r["difficulty"] for r in shown], y=[r["hint_effect"] for r in shown], mode="markers",
         text=labels, marker={"size": 7, "opacity": 0.7},
         hovertemplate="%{text}<br>b %{x:.2f}, γ %{y:.2f}<extra></extra>",
     )
-    title = "Environment difficulty b and hint effect γ (joint item-response model)"
+    title = "Design difficulty b and hint effect γ (joint item-response model)"
     if len(fitted) > len(shown):
         title += f" — the {len(shown)} most-played of {len(fitted)}"
     return _entry(
@@ -247,9 +266,9 @@ def difficulty_figure(environments: list[dict], titles: dict[str, tuple[str, str
         _figure([trace], xaxis={"title": {"text": "difficulty b (logits, higher is harder)"}},
                 yaxis={"title": {"text": "hint effect γ (logits)"}}, height=460,
                 margin={"l": 70}),
-        ["uuid", "title", "author", "difficulty", "d_low", "d_high", "hint_effect", "h_low",
-         "h_high", "expected_setter_score", "episodes"],
-        [[r["uuid"], *titles.get(r["uuid"], (None, None)), r["difficulty"], r["d_low"],
+        ["uuid", "content_hash", "title", "authors", "difficulty", "d_low", "d_high",
+         "hint_effect", "h_low", "h_high", "expected_setter_score", "episodes"],
+        [[r["uuid"], *identity(r["uuid"]), r["difficulty"], r["d_low"],
           r["d_high"], r["hint_effect"], r["h_low"], r["h_high"], r["field_setter_score"], r["n"]]
          for r in environments],
     )

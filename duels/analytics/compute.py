@@ -15,6 +15,7 @@ from duels.analytics import charts
 from duels.analytics.compliance import format_error_rates
 from duels.analytics.convergence import convergence_fit
 from duels.analytics.data import AnalyticsInput
+from duels.analytics.designs import design_records
 from duels.analytics.divergence import divergence_fit
 from duels.analytics.environments import environment_gains
 from duels.analytics.findings import findings_compute
@@ -126,8 +127,12 @@ def analytics_compute(
                              for key, method in INTERVAL_METHODS.items()},
     }
     result["summary"]["players_with_size"] = len(data.sizes)
+    # Copies of one source are one design: one item of the joint model, one hint-gain row, one
+    # environment of the convergence test. Duels keep scoring the copies they played.
+    designs = design_records(environments=data.environments, episodes=data.episodes)
+    result["summary"]["designs"] = len(designs.environments)
     # The joint model uses every finished episode, in a duel or not.
-    result["irt"] = irt_compute(episodes=data.episodes, environments=data.environments,
+    result["irt"] = irt_compute(episodes=designs.episodes, environments=designs.environments,
                                 resamples=min(resamples, IRT_RESAMPLES), seed=seed)
     if not result["enough"]:
         result = _rounded(result)
@@ -178,9 +183,9 @@ def analytics_compute(
         transitivity["baseline"] = 0.5
     result["transitivity"] = transitivity
 
-    result["environments"] = environment_gains(environments=data.environments,
-                                               episodes=data.episodes)
-    convergence = convergence_fit(environments=data.environments, seed=seed)
+    result["environments"] = environment_gains(environments=designs.environments,
+                                               episodes=designs.episodes)
+    convergence = convergence_fit(environments=designs.environments, seed=seed)
     result["convergence"] = convergence
     transfer_rows = transfer_points(transfers=data.transfers, episodes=data.episodes,
                                     environments=data.environments)
@@ -210,8 +215,8 @@ def analytics_compute(
         figures["observe"] = charts.observe_figure(result["observe_uplift"])
     if result["irt"]:
         figures["solve-author"] = charts.solve_author_figure(result["ratings"], result["irt"])
-        titles = {env.uuid: (env.title, env.author) for env in data.environments}
-        figures["difficulty"] = charts.difficulty_figure(result["irt"]["environments"], titles)
+        figures["difficulty"] = charts.difficulty_figure(
+            result["irt"]["environments"], {env.uuid: env for env in designs.environments})
     result["figures"] = figures
     return result
 

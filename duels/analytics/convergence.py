@@ -124,8 +124,16 @@ def _permutation_p_value(
 def convergence_fit(
     *, environments: Sequence[EnvironmentRecord], seed: int = 0
 ) -> dict:
-    """Near-duplicate clusters (two or more environments) and the cross-author test."""
-    authored = [env for env in environments if env.author is not None]
+    """Near-duplicate clusters and the cross-author test over designs (`design_records`).
+
+    A design written by several authors enters the test once per author (the same code from
+    two authors is the strongest sign of convergence) and is a cluster by itself; `environments`
+    counts designs.
+    """
+    authored = [
+        env._replace(author=author)
+        for env in environments for author in (env.authors or (env.author,)) if author is not None
+    ]
     # Identical sources share one signature; tokenising each distinct source once.
     by_source: dict[str, list[int]] = defaultdict(list)
     for position, env in enumerate(authored):
@@ -163,7 +171,7 @@ def convergence_fit(
             continue
         authors = sorted({authored[m].author for m in members})
         clusters.append({
-            "environments": sorted(authored[m].uuid for m in members),
+            "environments": sorted({authored[m].uuid for m in members}),
             "authors": authors,
             "titles": sorted({authored[m].title for m in members}),
         })
@@ -184,6 +192,6 @@ def convergence_fit(
         "p_value": p_value,
         "cross_author_clusters": sum(1 for c in clusters if len(c["authors"]) > 1),
         "cross_author_similarity": similarity,
-        "environments": len(authored),
+        "environments": len({env.uuid for env in authored}),
         "authors": len({env.author for env in authored}),
     }

@@ -43,6 +43,9 @@ class ComplianceRecord(NamedTuple):
 
 
 class EnvironmentRecord(NamedTuple):
+    """One environment row; `content_hash` is its design key (empty: a design of its own) and
+    `authors` every author of the design once records are merged (`design_records`)."""
+
     uuid: str
     title: str
     author: str | None
@@ -50,6 +53,8 @@ class EnvironmentRecord(NamedTuple):
     source: str
     hints: tuple[str, ...] = ()
     reset_text: str = ""
+    content_hash: str = ""
+    authors: tuple[str, ...] = ()
 
 
 class TransferRecord(NamedTuple):

@@ -38,7 +38,8 @@ def hint_quoted(hint: str, reset_text: str) -> bool:
 def environment_gains(
     *, environments: Sequence[EnvironmentRecord], episodes: Sequence[EpisodeRecord]
 ) -> list[dict]:
-    """One row per environment that has episodes in both conditions, best hint gain first."""
+    """One row per environment (a design, given `design_records`) that has episodes in both
+    conditions, best hint gain first."""
     tallies: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     results: dict[tuple, dict[bool, bool]] = defaultdict(dict)
     for episode in episodes:
@@ -77,6 +78,8 @@ def environment_gains(
             "uuid": env.uuid,
             "title": env.title,
             "author": env.author,
+            "authors": list(env.authors or ([env.author] if env.author else [])),
+            "content_hash": env.content_hash,
             "hint_gain": p_hinted - p_unhinted,
             "low": low,
             "high": high,

@@ -180,7 +180,7 @@ def finding_designs_converge(result: dict) -> dict:
     authors = convergence.get("authors") or 0
     cross = convergence.get("cross_author_clusters") or 0
     kwargs = {"key": "convergence_p", "label": "permutation p-value of cross-author similarity",
-              "value": p, "n": n, "n_of": f"authored environments ({cross} cross-author "
+              "value": p, "n": n, "n_of": f"designs by named authors ({cross} cross-author "
                                           "near-duplicate clusters)",
               "interval": _no_interval("none: the figure is a permutation-test p-value "
                                        "(author labels shuffled)")}
@@ -190,7 +190,7 @@ def finding_designs_converge(result: dict) -> dict:
             and authors >= MIN_CONVERGENCE_AUTHORS):
         return _finding("designs_converge", claim, CONTRADICTED, **kwargs)
     return _finding("designs_converge", claim, NOT_ENOUGH, **kwargs,
-                    needs=f"at least {MIN_CONVERGENCE_ENVIRONMENTS} environments from "
+                    needs=f"at least {MIN_CONVERGENCE_ENVIRONMENTS} designs from "
                           f"{MIN_CONVERGENCE_AUTHORS} or more authors (now {n} from {authors})")
 
 

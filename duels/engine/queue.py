@@ -106,6 +106,20 @@ def analytics_refresh_pending() -> bool:
     ).exists()
 
 
+def analytics_refresh_underway() -> set[str]:
+    """The statuses (`READY` queued, `RUNNING`) of refresh tasks not yet done, in one query;
+    empty when none is: while it is not, the analytics page keeps asking for new figures."""
+    from django_tasks import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
+
+    from duels.tasks import analytics_refresh_task
+
+    return set(DBTaskResult.objects.filter(
+        task_path=analytics_refresh_task.module_path,
+        status__in=[TaskResultStatus.READY, TaskResultStatus.RUNNING],
+    ).order_by().values_list("status", flat=True).distinct())
+
+
 def analytics_request_refresh(*, delay_seconds: float = DEBOUNCE_SECONDS) -> bool:
     """Queue a background refresh unless one is already waiting; True when one was queued.
 

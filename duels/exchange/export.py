@@ -93,6 +93,9 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("source", "str"),
         _f("created_at", "time"),
         _f("validation", "object", nullable=True),
+        # Optional (older files lack it): the design key, SHA-256 of the normalised source; an
+        # import checks it and files the environment under that design (merging into it).
+        _f("content_hash", "str", nullable=True, optional=True),
     ),
     "hint": (
         _ref("environment", "environment"),

@@ -24,7 +24,7 @@ from duels.bounds import (
 )
 from duels.exchange.export import FORMAT, KIND_ORDER, MODELS, SCHEMA, Field, iso_time
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
-from duels.models import Provider, TargetKind
+from duels.models import Provider, TargetKind, content_hash
 from duels.players.prompts import MAX_SOURCE_BYTES
 from duels.services.annotations import MAX_TAG_LENGTH, MAX_TAGS, MAX_TEXT_LENGTH
 
@@ -228,6 +228,17 @@ def _check_record(record: dict[str, Any], line: int) -> None:
                                   "null when unknown", line=line)
     if kind == "duel" and record["a"] == record["b"]:
         raise ExchangeImportError("a duel needs two different players", line=line)
+    if kind == "environment":
+        # The design key is a function of the source: a file that states another one was
+        # changed after export (or by hand), and older files simply lack it.
+        expected = content_hash(record["source"])
+        stated = record["content_hash"]
+        if stated is not None and stated.lower() != expected:
+            raise ExchangeImportError(
+                f"field 'content_hash' ({stated[:16]}…) does not match the source "
+                f"({expected[:16]}…): the source was changed after export; export it again",
+                line=line)
+        record["content_hash"] = expected
     if kind == "transfer" and record["environment"] is None and record["author"] is None:
         raise ExchangeImportError("a transfer result names an environment or an author", line=line)
     if kind == "annotation":

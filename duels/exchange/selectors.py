@@ -156,7 +156,10 @@ def exchange_for_duels(*, duels: QuerySet[Duel]) -> dict[str, QuerySet]:
 
 
 def exchange_for_environments(*, environments: QuerySet[Environment]) -> dict[str, QuerySet]:
-    """Environment designs: their authors, hints, notes and transfer results (no episodes)."""
+    """Environment designs, every copy of each: their authors, hints, notes and transfer
+    results (no episodes)."""
+    environments = Environment.objects.filter(
+        content_hash__in=environments.order_by().values("content_hash"))
     environment_ids = environments.values("pk")
     hints = Hint.objects.filter(environment__in=environment_ids)
     transfers = TransferResult.objects.filter(environment__in=environment_ids)

@@ -17,8 +17,16 @@ class EnvironmentStatus(models.TextChoices):
     INVALID = "invalid", "invalid"
 
 
+def design_source(source: str) -> str:
+    """The source as a design sees it: line endings as `\\n`, no trailing whitespace on any
+    line, no blank lines at the end. Copies that differ only in these are one design."""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).rstrip("\n")
+
+
 def content_hash(source: str) -> str:
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+    """SHA-256 of the design source: the design's identity, the same in every installation."""
+    return hashlib.sha256(design_source(source).encode("utf-8")).hexdigest()
 
 
 class Environment(models.Model):
@@ -30,6 +38,7 @@ class Environment(models.Model):
         Player, null=True, blank=True, on_delete=models.PROTECT, related_name="environments"
     )
     source = models.TextField()
+    # The design key: environments with the same content hash are one design.
     content_hash = models.CharField(max_length=64, db_index=True, editable=False)
     family = models.CharField(max_length=60, blank=True, db_index=True)
     status = models.CharField(

@@ -57,10 +57,12 @@ def analytics_input() -> AnalyticsInput:
         "episode_id").values("observation")[:1]
     environment_uuid: dict[int, str] = {}
     environments = []
-    for env_id, env_uuid, title, author_id, status, source, reset_text in (
+    # In storage order: the first row of a content hash is its design's first copy.
+    for env_id, env_uuid, title, author_id, status, source, reset_text, design_hash in (
         Environment.objects.order_by("id")
         .annotate(reset_text=Subquery(first_reset))
-        .values_list("id", "uuid", "title", "author_id", "status", "source", "reset_text")
+        .values_list("id", "uuid", "title", "author_id", "status", "source", "reset_text",
+                     "content_hash")
         .iterator(chunk_size=CHUNK)
     ):
         environment_uuid[env_id] = str(env_uuid)
@@ -68,7 +70,7 @@ def analytics_input() -> AnalyticsInput:
         # failed validation excludes an environment from the solver figures.
         environments.append(EnvironmentRecord(
             str(env_uuid), title, player_names.get(author_id), status != EnvironmentStatus.INVALID,
-            source, tuple(hints.get(env_id, ())), reset_text or "",
+            source, tuple(hints.get(env_id, ())), reset_text or "", design_hash,
         ))
 
     # Played or forfeited comes from each duel's own record (forfeit flags + episodes), never

@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from duels.models import STARTER_TAGS, Annotation, Duel, Environment, Episode, TargetKind
+from duels.selectors.designs import design_list
 
 
 def _tag_lookup(tag: str) -> Q:
@@ -16,11 +17,19 @@ def _tag_lookup(tag: str) -> Q:
     return Q(tags__icontains=f'"{tag.strip().lower()}"')
 
 
+def _design_notes(environment: Environment) -> QuerySet[Annotation]:
+    # A note belongs to the design: it shows on every copy of the same source.
+    return Annotation.objects.filter(
+        target_kind=TargetKind.ENVIRONMENT,
+        environment__content_hash=environment.content_hash,
+    )
+
+
 def annotations_for_environment(*, environment: Environment) -> QuerySet[Annotation]:
-    """Notes on the environment design, newest first, with their authors."""
+    """Notes on the environment's design (made on any copy), newest first, with their authors."""
     return (
-        Annotation.objects.filter(target_kind=TargetKind.ENVIRONMENT, environment=environment)
-        .select_related("author")
+        _design_notes(environment)
+        .select_related("author", "environment")
         .order_by("-created_at", "-pk")
     )
 
@@ -49,11 +58,7 @@ def annotations_for_steps(*, episode: Episode) -> QuerySet[Annotation]:
 def annotated_line_ranges(*, environment: Environment) -> list[tuple[int, int]]:
     """Source line ranges (1-based, inclusive) that notes point at, merged and sorted."""
     rows = (
-        Annotation.objects.filter(
-            target_kind=TargetKind.ENVIRONMENT,
-            environment=environment,
-            line_start__isnull=False,
-        )
+        _design_notes(environment).filter(line_start__isnull=False)
         .order_by("line_start")
         .values_list("line_start", "line_end")
     )
@@ -92,7 +97,8 @@ def environment_filter_by_annotation(
     tag: str | None = None,
     annotated_by: AbstractBaseUser | None = None,
 ) -> QuerySet[Environment]:
-    """Narrow environments to those with a note carrying `tag` and/or written by a user."""
+    """Narrow environments to those whose design has a note carrying `tag` and/or written by a
+    user (on any copy)."""
     notes = Annotation.objects.filter(target_kind=TargetKind.ENVIRONMENT)
     if not tag and annotated_by is None:
         return queryset
@@ -100,7 +106,7 @@ def environment_filter_by_annotation(
         notes = notes.filter(_tag_lookup(tag))
     if annotated_by is not None:
         notes = notes.filter(author=annotated_by)
-    return queryset.filter(pk__in=notes.values("environment_id"))
+    return queryset.filter(content_hash__in=notes.values("environment__content_hash"))
 
 
 def duel_filter_by_annotation(
@@ -109,7 +115,8 @@ def duel_filter_by_annotation(
     tag: str | None = None,
     annotated_by: AbstractBaseUser | None = None,
 ) -> QuerySet[Duel]:
-    """Narrow duels to those where either environment, or any episode or step, has a match."""
+    """Narrow duels to those where either environment's design, or any episode or step, has a
+    match."""
     if not tag and annotated_by is None:
         return queryset
     notes = Annotation.objects.all()
@@ -117,39 +124,43 @@ def duel_filter_by_annotation(
         notes = notes.filter(_tag_lookup(tag))
     if annotated_by is not None:
         notes = notes.filter(author=annotated_by)
-    environment_ids = notes.filter(target_kind=TargetKind.ENVIRONMENT).values("environment_id")
+    designs = notes.filter(target_kind=TargetKind.ENVIRONMENT).values(
+        "environment__content_hash")
     episode_duel_ids = Episode.objects.filter(
         pk__in=notes.exclude(target_kind=TargetKind.ENVIRONMENT).values("episode_id"),
         duel__isnull=False,
     ).values("duel_id")
     return queryset.filter(
-        Q(env_a__in=environment_ids) | Q(env_b__in=environment_ids) | Q(pk__in=episode_duel_ids)
+        Q(env_a__content_hash__in=designs) | Q(env_b__content_hash__in=designs)
+        | Q(pk__in=episode_duel_ids)
     )
 
 
 def review_queue(
     *, family: str = "", author: str = "", tag: str = ""
 ) -> QuerySet[Environment]:
-    """Environments to review, oldest first: nobody's notes yet, or those matching `tag`.
+    """Designs to review (each by its first copy), oldest first: nobody's notes on any copy yet,
+    or those matching `tag`.
 
-    `author` is a player's name or uuid; `family` matches case-insensitively.
+    `author` is a player's name or uuid (any copy's author); `family` matches case-insensitively.
     """
-    environments = Environment.objects.select_related("author").prefetch_related("hints")
+    environments = design_list().prefetch_related("hints")
     if tag:
         environments = environment_filter_by_annotation(environments, tag=tag)
     else:
         environments = environments.exclude(
-            pk__in=Annotation.objects.filter(target_kind=TargetKind.ENVIRONMENT).values(
-                "environment_id"
+            content_hash__in=Annotation.objects.filter(target_kind=TargetKind.ENVIRONMENT).values(
+                "environment__content_hash"
             )
         )
     if family:
         environments = environments.filter(family__iexact=family)
     if author:
         try:
-            environments = environments.filter(author__uuid=UUID(author))
+            by_author = Environment.objects.filter(author__uuid=UUID(author))
         except ValueError:
-            environments = environments.filter(author__name=author)
+            by_author = Environment.objects.filter(author__name=author)
+        environments = environments.filter(content_hash__in=by_author.values("content_hash"))
     return environments.order_by("created_at", "pk")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from duels.analytics.intervals import newcombe_difference, wilson_interval
 from duels.models import Duel, Status
 from duels.scoring import episode_passed
+from duels.templatetags.duels_format import pp
 
 
 def _passed(episode) -> bool:
@@ -17,47 +18,87 @@ def _passed(episode) -> bool:
     return episode is not None and episode_passed(status=episode.status, success=episode.success)
 
 
-def _ended(episode) -> bool:
-    return episode is not None and episode.is_done
+def _ran(episode) -> bool:
+    """An attempt that ran to an end; a cancelled one never ran and counts nowhere."""
+    return episode is not None and episode.is_done and episode.status != Status.CANCELLED
 
 
 def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def _why_score(half: dict) -> str:
-    """One sentence on what drove a side's setter score (most of all: why it is 0)."""
-    if half["forfeit"]:
-        return "The side forfeited, so its setter score is 0."
-    p_unhinted, p_hinted = half["p_unhinted"], half["p_hinted"]
-    if p_unhinted is None or p_hinted is None:
-        return "Not scored yet: the solver has not finished both conditions."
-    solver = half["solver"].name
+def _seeds(count: int) -> str:
+    return f"{count} seed{'' if count == 1 else 's'}"
+
+
+def _hint_clause(*, solver: str, p_unhinted: float, p_hinted: float, hint_gain: float,
+                 flips: int) -> str:
+    """What the hint did on this side, from its pass rates, hint gain and flips."""
+    gain = pp(hint_gain)
     if p_unhinted == 1:
-        return (
-            f"{solver} passed every seed without the hint: the environment is too easy, "
-            "so it scores 0."
-        )
+        return (f"{solver} passed every seed without the hint: the environment is too easy, "
+                "so it scores 0.")
     if p_hinted == 0:
-        return (
-            f"{solver} failed every seed even with the hint: the environment is impossible "
-            "or the hint does not help, so it scores 0."
-        )
+        return (f"{solver} failed every seed even with the hint: the environment is impossible "
+                "or the hint does not help, so it scores 0.")
     if p_hinted == 1 and p_unhinted == 0:
         return "Needed and sufficient: every seed failed without the hint and passed with it."
-    return "Partly: the hint turned some failures into passes."
+    if hint_gain > 0:
+        turned = (f"it turned {_seeds(flips)} from failed to passed" if flips
+                  else "the hinted pass rate is higher")
+        return f"The hint helped: {turned} (hint gain {gain})."
+    if hint_gain < 0:
+        return (f"The hint hurt: {solver} passed fewer seeds with it than without "
+                f"(hint gain {gain}).")
+    if flips:
+        return (f"The hint turned {_seeds(flips)} from failed to passed and as many the other "
+                f"way: the pass rate did not change (hint gain {gain}).")
+    return ("The hint changed no seed: the same seeds passed with and without it "
+            f"(hint gain {gain}).")
 
 
-def duel_side_explanation(*, half: dict) -> dict:
-    """Counts, intervals, formula, flip seeds and a reason for one half of `duel_halves`."""
-    unhinted = [pair["unhinted"] for pair in half["pairs"] if _ended(pair["unhinted"])]
-    hinted = [pair["hinted"] for pair in half["pairs"] if _ended(pair["hinted"])]
+def duel_side_sentence(
+    *, duel_status: str, outcome: str | None, side: str, setter: str, solver: str,
+    forfeit: str, p_unhinted: float | None, p_hinted: float | None, hint_gain: float | None,
+    flips: int | None,
+) -> str:
+    """The sentence explaining one side of a duel, chosen from that side's scores alone.
+
+    Cases: cancelled, failed (no result), forfeited, unscored, then for a scored side what the
+    hint did (too easy, impossible, needed and sufficient, helped, hurt, changed no seed) and
+    whether the side won, lost or drew.
+    """
+    if duel_status == Status.CANCELLED:
+        return ("The duel was cancelled before this side was scored: it has no result, and runs "
+                "that never ran count nowhere.")
+    if duel_status == Status.FAILED:
+        return "The duel failed for a reason outside the players, so this side has no result."
+    if forfeit:
+        return f"{setter} forfeited this side, so its setter score is 0."
+    if p_unhinted is None or p_hinted is None or hint_gain is None:
+        return f"Not scored yet: {solver} has not finished both conditions."
+    clause = _hint_clause(solver=solver, p_unhinted=p_unhinted, p_hinted=p_hinted,
+                          hint_gain=hint_gain, flips=flips or 0)
+    if outcome == side:
+        return f"{clause} {setter} won the duel."
+    if outcome == "draw":
+        return f"{clause} The duel is a draw."
+    if outcome in {"a", "b"}:
+        return f"{clause} {setter} lost the duel."
+    return clause
+
+
+def duel_side_explanation(*, duel: Duel, half: dict) -> dict:
+    """Counts, intervals, formula, flip seeds and a reason for one half of `duel_halves`;
+    only attempts that ran are counted, so a cancelled duel shows no interval for the rest."""
+    unhinted = [pair["unhinted"] for pair in half["pairs"] if _ran(pair["unhinted"])]
+    hinted = [pair["hinted"] for pair in half["pairs"] if _ran(pair["hinted"])]
     passed_unhinted = sum(_passed(episode) for episode in unhinted)
     passed_hinted = sum(_passed(episode) for episode in hinted)
     flips = [
         pair
         for pair in half["pairs"]
-        if _ended(pair["unhinted"])
+        if _ran(pair["unhinted"])
         and not _passed(pair["unhinted"])
         and _passed(pair["hinted"])
     ]
@@ -82,7 +123,11 @@ def duel_side_explanation(*, half: dict) -> dict:
         ),
         "formula": formula,
         "flip_pairs": flips,
-        "reason": _why_score(half),
+        "reason": duel_side_sentence(
+            duel_status=duel.status, outcome=duel.outcome, side=half["side"],
+            setter=half["setter"].name, solver=half["solver"].name, forfeit=half["forfeit"],
+            p_unhinted=p_unhinted, p_hinted=p_hinted, hint_gain=half["hint_gain"],
+            flips=half["flips"]),
     }
 
 
@@ -110,5 +155,5 @@ def duel_outcome_explanation(*, duel: Duel, halves: list[dict]) -> str:
 def duel_explanation(*, duel: Duel, halves: list[dict]) -> str:
     """Attach each half's explanation as `half["why"]`; return the outcome sentence."""
     for half in halves:
-        half["why"] = duel_side_explanation(half=half)
+        half["why"] = duel_side_explanation(duel=duel, half=half)
     return duel_outcome_explanation(duel=duel, halves=halves)

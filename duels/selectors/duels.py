@@ -9,7 +9,10 @@ from uuid import UUID
 from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
-from duels.models import Condition, Duel, Episode, Step
+from duels.models import Condition, Duel, Episode, Outcome, Step
+
+# Outcomes seen from the chosen player (`DuelFilters.player`), beside the stored ones.
+PLAYER_OUTCOMES = {"won": "chosen player won", "lost": "chosen player lost"}
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,14 @@ def duel_list(*, filters: DuelFilters | None = None) -> QuerySet[Duel]:
         duels = duels.filter(Q(a__uuid=filters.player) | Q(b__uuid=filters.player))
     if filters.tournament:
         duels = duels.filter(tournament__uuid=filters.tournament)
-    if filters.outcome:
+    if filters.outcome in PLAYER_OUTCOMES:
+        # Seen from the chosen player: won as A or as B, lost as either.
+        won = (Q(a__uuid=filters.player, outcome=Outcome.A)
+               | Q(b__uuid=filters.player, outcome=Outcome.B))
+        lost = (Q(a__uuid=filters.player, outcome=Outcome.B)
+                | Q(b__uuid=filters.player, outcome=Outcome.A))
+        duels = duels.filter(won if filters.outcome == "won" else lost)
+    elif filters.outcome:
         duels = duels.filter(outcome=filters.outcome)
     if filters.status:
         duels = duels.filter(status=filters.status)

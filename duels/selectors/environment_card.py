@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from duels.analytics.intervals import newcombe_difference, wilson_interval
-from duels.models import Condition, Environment
+from duels.models import Condition
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,3 @@ def environment_card(*, outcomes: list[dict]) -> dict:
         ],
     }
 
-
-def environment_display_name(environment: Environment) -> str:
-    """Title, author and a short content hash: tells apart environments sharing a title."""
-    author = environment.author.name if environment.author_id else "a person"
-    short_hash = (environment.content_hash or "")[:6]
-    return f"{environment.title} · {author}" + (f" · {short_hash}" if short_hash else "")

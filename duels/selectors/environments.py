@@ -5,16 +5,44 @@ from __future__ import annotations
 from dataclasses import dataclass
 from uuid import UUID
 
-from django.db.models import Avg, Case, Count, F, FloatField, Q, QuerySet, When
+from django.db.models import (
+    Avg,
+    Case,
+    Count,
+    F,
+    FloatField,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    When,
+)
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from duels.models import Condition, Environment, Episode, Status
+from duels.selectors.designs import design_list
 
-_SUCCESS_AS_NUMBER = Case(
-    When(episodes__success=True, then=1.0), default=0.0, output_field=FloatField()
-)
-# Finished episodes, except those of a duel that failed (infrastructure gave out): no result.
-_FINISHED = Q(episodes__status=Status.FINISHED) & ~Q(episodes__duel__status=Status.FAILED)
+_SUCCESS_AS_NUMBER = Case(When(success=True, then=1.0), default=0.0, output_field=FloatField())
+
+
+def _finished_on_design() -> QuerySet[Episode]:
+    """Finished episodes on any copy of the outer row's design, except those of a duel that
+    failed (infrastructure gave out: no result), grouped so one aggregate comes back."""
+    return (
+        Episode.objects.filter(environment__content_hash=OuterRef("content_hash"),
+                               status=Status.FINISHED)
+        .exclude(duel__status=Status.FAILED)
+        .order_by().values("environment__content_hash")
+    )
+
+
+def _pooled(aggregate, *, output_field=None, **condition) -> Subquery:
+    return Subquery(
+        _finished_on_design().filter(**condition).annotate(value=aggregate).values("value"),
+        output_field=output_field or FloatField(),
+    )
 
 
 @dataclass(frozen=True)
@@ -46,34 +74,33 @@ ENVIRONMENT_SORTS = {
 
 
 def environment_list(*, filters: EnvironmentFilters | None = None) -> QuerySet[Environment]:
-    """Environments (newest first unless `filters.sort` says otherwise) with unhinted/hinted
-    pass rates, hint gain and the joint model's difficulty and hint effect annotated."""
+    """One row per design (its first copy; newest first unless `filters.sort` says otherwise)
+    with unhinted/hinted pass rates pooled over every copy, hint gain, and the joint model's
+    difficulty and hint effect annotated."""
     filters = filters or EnvironmentFilters()
     environments = (
-        Environment.objects.select_related("author")
+        design_list()
         .annotate(
-            p_unhinted=Avg(
-                _SUCCESS_AS_NUMBER, filter=_FINISHED & Q(episodes__condition=Condition.UNHINTED)
-            ),
-            p_hinted=Avg(
-                _SUCCESS_AS_NUMBER, filter=_FINISHED & Q(episodes__condition=Condition.HINTED)
-            ),
-            episode_count=Count("episodes", filter=_FINISHED),
+            p_unhinted=_pooled(Avg(_SUCCESS_AS_NUMBER), condition=Condition.UNHINTED),
+            p_hinted=_pooled(Avg(_SUCCESS_AS_NUMBER), condition=Condition.HINTED),
+            episode_count=Coalesce(_pooled(Count("pk"), output_field=IntegerField()), 0),
         )
         .annotate(hint_gain=F("p_hinted") - F("p_unhinted"),
                   difficulty=F("estimate__difficulty"), hint_effect=F("estimate__hint_effect"),
                   field_setter_score=F("estimate__field_setter_score"))
     )
     if filters.author:
-        environments = environments.filter(author__uuid=filters.author)
+        # A design is by every author who wrote a copy of it.
+        environments = environments.filter(content_hash__in=Environment.objects.filter(
+            author__uuid=filters.author).values("content_hash"))
     if filters.family:
         environments = environments.filter(family__iexact=filters.family)
     if filters.tag:
-        # Tags live on annotations (JSON lists); match the quoted tag inside the list text.
+        # Tags live on notes (JSON lists); a note on any copy is a note on the design.
         environments = environments.filter(
-            pk__in=Environment.objects.filter(
+            content_hash__in=Environment.objects.filter(
                 annotations__tags__icontains=f'"{filters.tag}"'
-            ).values("pk")
+            ).values("content_hash")
         )
     if filters.status:
         environments = environments.filter(status=filters.status)
@@ -103,19 +130,21 @@ def environment_get(*, environment_uuid: UUID) -> Environment:
 
 
 def environment_episodes(*, environment: Environment) -> QuerySet[Episode]:
-    """Every episode played on the environment, grouped by solver, condition and seed."""
+    """Every episode played on any copy of the environment's design, grouped by solver,
+    condition and seed."""
     return (
-        Episode.objects.filter(environment=environment)
-        .select_related("solver", "duel")
+        Episode.objects.filter(environment__content_hash=environment.content_hash)
+        .select_related("solver", "duel", "environment")
         .order_by("solver__name", "condition", "seed", "created_at", "pk")
     )
 
 
 def environment_outcomes(*, environment: Environment) -> list[dict]:
-    """Per solver and condition: finished episodes, passes and pass rate (one query); a failed
-    duel's episodes are no result and are left out."""
+    """Per solver and condition, pooled over every copy of the design: finished episodes,
+    passes and pass rate (one query); a failed duel's episodes are no result and are left out."""
     rows = (
-        Episode.objects.filter(environment=environment, status=Status.FINISHED)
+        Episode.objects.filter(environment__content_hash=environment.content_hash,
+                               status=Status.FINISHED)
         .exclude(duel__status=Status.FAILED)
         .order_by()
         .values("solver__name", "solver__uuid", "condition")

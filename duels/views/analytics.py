@@ -11,11 +11,24 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
+from django_tasks import TaskResultStatus
 
-from duels.engine.queue import analytics_refresh_pending, analytics_request_refresh
+from duels.engine.queue import analytics_refresh_underway, analytics_request_refresh
 from duels.services.analytics import analytics_for_reader, analytics_latest_cached
 
 TABLE_ROWS = 60
+# A text cell starting with one of these is a formula to a spreadsheet.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """A CSV cell: None empty, text that a spreadsheet would run as a formula quoted as text
+    (a leading apostrophe), everything else as it is (numbers stay numbers)."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 # The figures section depends only on the snapshot: render it once per snapshot and process.
@@ -49,11 +62,15 @@ def _figures_section(snapshot) -> tuple[str, bool]:
 
 
 def _status_context(request: HttpRequest, snapshot, current: bool) -> dict:
+    underway = analytics_refresh_underway()
     return {
         "snapshot": snapshot,
         "data": snapshot.data,
         "current": current,
-        "refresh_pending": analytics_refresh_pending() if request.user.is_authenticated else False,
+        "refresh_pending": request.user.is_authenticated and TaskResultStatus.READY in underway,
+        # Asked for again until newer figures exist: stale figures, or a recomputation someone
+        # asked for ("Recompute now") that is queued or running.
+        "polling": not current or bool(underway),
     }
 
 
@@ -74,15 +91,17 @@ def analytics_page(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def analytics_status(request: HttpRequest) -> HttpResponse:
-    """The page's status line, polled while the shown figures are stale; once a newer snapshot
-    is current, htmx reloads the page."""
+    """The page's status line, polled while the shown figures are stale or a recomputation is
+    under way; once a newer snapshot than the shown one is current, htmx reloads the page."""
     snapshot, current = analytics_for_reader()
     if current and request.GET.get("shown") != str(snapshot.pk):
         response = HttpResponse(status=204)
         response["HX-Refresh"] = "true"
         return response
+    # Keep asking about the figures the page shows, not a newer snapshot still going stale.
     return render(request, "duels/analytics/_status.html",
-                  _status_context(request, snapshot, current))
+                  {**_status_context(request, snapshot, current),
+                   "shown": request.GET.get("shown", "")[:20]})
 
 
 @require_POST
@@ -106,13 +125,9 @@ def analytics_csv(request: HttpRequest, figure: str) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{figure}.csv"'
     writer = csv.writer(response)
-    writer.writerow(table["columns"])
+    writer.writerow([csv_cell(column) for column in table["columns"]])
     for row in table["rows"]:
-        # Cells starting with = + - @ would be formulas in a spreadsheet: quote them as text.
-        writer.writerow(
-            ["'" + cell if isinstance(cell, str) and cell[:1] in "=+-@" else
-             ("" if cell is None else cell) for cell in row]
-        )
+        writer.writerow([csv_cell(cell) for cell in row])
     return response
 
 

@@ -31,6 +31,7 @@ from duels.selectors.annotations import (
     review_queue,
     review_queue_next,
 )
+from duels.selectors.designs import design_authors
 from duels.selectors.environment_card import environment_card
 from duels.selectors.environments import environment_outcomes
 from duels.selectors.episodes import episode_step
@@ -270,6 +271,8 @@ def review_queue_page(request: HttpRequest) -> HttpResponse:
         context["hints"] = environment.hints.all()
         context["next_url"] = _queue_url(filters, after=environment)
         context["notes"] = annotations_for_environment(environment=environment)
+        context["design_authors"] = design_authors(
+            content_hashes=[environment.content_hash]).get(environment.content_hash, [])
     return render(request, "duels/review/queue.html", context, status=400 if form.errors else 200)
 
 

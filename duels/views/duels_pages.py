@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from duels.forms import DuelFilterForm, DuelTriggerForm, filter_form_problems
@@ -19,7 +19,7 @@ from duels.selectors.duel_explain import duel_explanation
 from duels.selectors.duels import duel_get, duel_halves, duel_list
 from duels.services.access import DUEL_CANCEL_DENIED, duel_can_cancel
 from duels.services.duels import DuelRateLimited, duel_rate_limit_message, duel_start_for_user
-from duels.views.common import paginate
+from duels.views.common import cancel_confirmed, paginate
 
 
 @require_GET
@@ -108,14 +108,25 @@ def duel_new(request: HttpRequest) -> HttpResponse:
     return render(request, template, {"form": form, "estimate": estimate}, status=status)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @login_required
 def duel_cancel_view(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
+    """Cancel a duel after asking: a GET (or a POST without `confirm`) shows what cancelling
+    does and asks; a POST with `confirm=yes` cancels."""
     from duels.engine.duels import duel_cancel
 
     duel = duel_get(duel_uuid=duel_uuid)
     if not duel_can_cancel(duel=duel, user=request.user):
         raise PermissionDenied(DUEL_CANCEL_DENIED)
+    if not duel.is_done and not cancel_confirmed(request):
+        return render(request, "duels/confirm_cancel.html", {
+            "kind": "duel", "name": f"{duel.a.name} vs {duel.b.name}",
+            "status": duel.get_status_display(),
+            "consequence": "Cancelling stops it for good: runs still to come never run, and the "
+                           "duel gets no result and counts in no rating.",
+            "action_url": reverse("duels:duel_cancel", args=[duel.uuid]),
+            "back_url": reverse("duels:duel_detail", args=[duel.uuid]),
+        })
     if duel.is_done:
         messages.info(request, f"Duel already {duel.status}.")
     else:

@@ -12,6 +12,7 @@ from django.urls import path
 from django.views.decorators.http import require_GET
 
 from duels.forms import EnvironmentFilterForm, filter_form_problems
+from duels.selectors.designs import design_authors, design_duels, design_get
 from duels.selectors.environment_card import environment_card
 from duels.selectors.environments import (
     environment_episodes,
@@ -23,6 +24,8 @@ from duels.selectors.environments import (
 from duels.selectors.source_view import environment_source_lines
 from duels.views.common import paginate
 
+DESIGN_DUELS_SHOWN = 100
+
 
 @require_GET
 @login_required
@@ -30,9 +33,14 @@ def environment_list_page(request: HttpRequest) -> HttpResponse:
     form = EnvironmentFilterForm(request.GET or None)
     environments = environment_list(filters=form.filters() if form.is_bound else None)
     problems = filter_form_problems(form)
+    page = paginate(request, environments)
+    page.object_list = list(page.object_list)
+    authors = design_authors(content_hashes=[row.content_hash for row in page.object_list])
+    for row in page.object_list:
+        row.design_authors = authors.get(row.content_hash, [])
     context = {
         "form": form,
-        "page": paginate(request, environments),
+        "page": page,
         "families": environment_families(),
         "filter_problems": problems,
     }
@@ -71,8 +79,13 @@ def _line_range(request: HttpRequest, *, source: str) -> tuple[int | None, int |
 def environment_detail(request: HttpRequest, environment_uuid: UUID) -> HttpResponse:
     environment = environment_get(environment_uuid=environment_uuid)
     line_start, line_end = _line_range(request, source=environment.source)
+    design = design_get(environment=environment)
+    duels = design_duels(content_hash=design.content_hash)
     context = {
         "environment": environment,
+        "design": design,
+        "design_duels": duels[:DESIGN_DUELS_SHOWN],
+        "design_duel_count": len(duels) if len(duels) < DESIGN_DUELS_SHOWN else duels.count(),
         "hints": environment.hints.all(),
         "card": environment_card(outcomes=environment_outcomes(environment=environment)),
         "episodes": paginate(request, environment_episodes(environment=environment), per_page=50),

@@ -9,14 +9,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import path
-from django.views.decorators.http import require_GET, require_POST
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET, require_http_methods
 
 from duels.selectors.costs import tournament_spend
 from duels.selectors.standings import tournament_standings
 from duels.selectors.tournaments import tournament_duels, tournament_get, tournament_list
 from duels.services.access import TOURNAMENT_CANCEL_DENIED, tournament_can_cancel
-from duels.views.common import paginate
+from duels.views.common import cancel_confirmed, paginate
 
 
 @require_GET
@@ -44,14 +44,24 @@ def tournament_detail(request: HttpRequest, tournament_uuid: UUID) -> HttpRespon
     return render(request, template, context)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @login_required
 def tournament_cancel_view(request: HttpRequest, tournament_uuid: UUID) -> HttpResponse:
+    """Cancel a tournament after asking (as for a duel: only `confirm=yes` cancels)."""
     from duels.engine.tournaments import tournament_cancel
 
     tournament = tournament_get(tournament_uuid=tournament_uuid)
     if not tournament_can_cancel(tournament=tournament, user=request.user):
         raise PermissionDenied(TOURNAMENT_CANCEL_DENIED)
+    if not tournament.is_done and not cancel_confirmed(request):
+        return render(request, "duels/confirm_cancel.html", {
+            "kind": "tournament", "name": tournament.name,
+            "status": tournament.get_status_display(),
+            "consequence": "Cancelling stops every duel still to play: running episodes stop "
+                           "after their step, and unfinished duels get no result.",
+            "action_url": reverse("duels:tournament_cancel", args=[tournament.uuid]),
+            "back_url": reverse("duels:tournament_detail", args=[tournament.uuid]),
+        })
     if tournament.is_done:
         messages.info(request, f"Tournament already {tournament.status}.")
     else:

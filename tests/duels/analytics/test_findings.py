@@ -156,7 +156,7 @@ def test_few_environments_are_not_enough_to_judge_convergence():
                     for i in range(4)]
     finding = finding_designs_converge({"convergence": convergence_fit(
         environments=environments)})
-    assert finding["verdict"] == NOT_ENOUGH and "at least 20 environments" in finding["needs"]
+    assert finding["verdict"] == NOT_ENOUGH and "at least 20 designs" in finding["needs"]
 
 
 @pytest.mark.parametrize(("sign", "verdict"), [(1, SUPPORTED), (-1, CONTRADICTED)])

@@ -131,7 +131,7 @@ def test_review_queue_walks_unannotated_environments(owner_client, owner, make):
     done = make.environment(title="Done")
     annotation_create(author=owner, environment=done, data=AnnotationInput(text="seen"))
     page = owner_client.get(reverse("duels:review_queue")).content.decode()
-    assert "First" in page and "2 environments in this queue" in page
+    assert "First" in page and "2 designs in this queue" in page
     assert 'src="/static/js/annotations.js"' in page and "<script>" not in page
     response = owner_client.post(reverse("duels:review_queue"), {
         "environment": str(first.uuid), "tags": ["trivial"],
@@ -139,7 +139,7 @@ def test_review_queue_walks_unannotated_environments(owner_client, owner, make):
     assert response.status_code == 302
     assert f"after={first.uuid}" in response["Location"]
     page = owner_client.get(response["Location"]).content.decode()
-    assert "Second" in page and "1 environment in this queue" in page
+    assert "Second" in page and "1 design in this queue" in page
     skipped = owner_client.get(reverse("duels:review_queue") + f"?after={second.uuid}")
     assert "Nothing left in this queue" in skipped.content.decode()
     by_tag = owner_client.get(reverse("duels:review_queue") + "?tag=trivial").content.decode()

@@ -25,7 +25,7 @@ def test_a_teammate_cannot_cancel_someone_elses_duel(client, teammate, running_d
     client.force_login(teammate)
     page = client.get(f"/duels/{running_duel.uuid}/").text
     assert "Cancel duel" not in page
-    response = client.post(cancel_url(running_duel))
+    response = client.post(cancel_url(running_duel), {"confirm": "yes"})
     assert response.status_code == 403
     assert "Only the person who started this duel, or staff, may cancel it." in response.text
     running_duel.refresh_from_db()
@@ -33,7 +33,7 @@ def test_a_teammate_cannot_cancel_someone_elses_duel(client, teammate, running_d
 
 
 def test_an_outsider_is_sent_to_sign_in(client, running_duel):
-    response = client.post(cancel_url(running_duel))
+    response = client.post(cancel_url(running_duel), {"confirm": "yes"})
     assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
     running_duel.refresh_from_db()
     assert running_duel.status == Status.RUNNING
@@ -41,14 +41,14 @@ def test_an_outsider_is_sent_to_sign_in(client, running_duel):
 
 def test_the_owner_cancels_their_duel(owner_client, running_duel):
     assert "Cancel duel" in owner_client.get(f"/duels/{running_duel.uuid}/").text
-    assert owner_client.post(cancel_url(running_duel)).status_code == 302
+    assert owner_client.post(cancel_url(running_duel), {"confirm": "yes"}).status_code == 302
     running_duel.refresh_from_db()
     assert running_duel.status == Status.CANCELLED
 
 
 def test_staff_cancel_any_duel(client, staff, running_duel):
     client.force_login(staff)
-    assert client.post(cancel_url(running_duel)).status_code == 302
+    assert client.post(cancel_url(running_duel), {"confirm": "yes"}).status_code == 302
     running_duel.refresh_from_db()
     assert running_duel.status == Status.CANCELLED
 
@@ -65,6 +65,24 @@ def test_only_staff_cancel_a_tournament(client, owner, teammate, staff, make):
         assert tournament.status == Status.RUNNING
     client.force_login(staff)
     assert "Cancel tournament" in client.get(f"/tournaments/{tournament.uuid}/").text
-    assert client.post(url).status_code == 302
+    asking = client.post(url)
+    assert asking.status_code == 200 and "Cancel this tournament?" in asking.text
+    tournament.refresh_from_db()
+    assert tournament.status == Status.RUNNING
+    assert client.post(url, {"confirm": "yes"}).status_code == 302
     tournament.refresh_from_db()
     assert tournament.status == Status.CANCELLED
+
+
+def test_cancelling_asks_first_and_only_a_confirmed_post_cancels(owner_client, running_duel):
+    detail = owner_client.get(f"/duels/{running_duel.uuid}/").text
+    assert f'href="{cancel_url(running_duel)}"' in detail
+    for asking in (owner_client.get(cancel_url(running_duel)),
+                   owner_client.post(cancel_url(running_duel))):
+        assert asking.status_code == 200
+        assert "Cancel this duel?" in asking.text and 'name="confirm" value="yes"' in asking.text
+    running_duel.refresh_from_db()
+    assert running_duel.status == Status.RUNNING
+    owner_client.post(cancel_url(running_duel), {"confirm": "yes"})
+    running_duel.refresh_from_db()
+    assert running_duel.status == Status.CANCELLED

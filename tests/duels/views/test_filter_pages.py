@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
     [
         ("/duels/?status=bogus", "status must be one of: pending, running, finished, failed, "
                                  "cancelled (got &#x27;bogus&#x27;)"),
-        ("/duels/?outcome=zz", "outcome must be one of: a, b, draw"),
+        ("/duels/?outcome=zz", "outcome must be one of: won, lost, draw, a, b"),
         ("/duels/?tournament=nope", "tournament: Enter a valid UUID."),
         ("/environments/?status=bogus", "status must be one of: pending, valid, invalid"),
     ],

@@ -1,0 +1,64 @@
+"""Designs for the analytics: copies of one source become one item.
+
+The joint model's items, the hint-gain rows and the convergence test count designs, not rows: a
+design's copies pool their episodes under the first copy's uuid (the design's address), so its
+difficulty rests on all of its data. Duel scoring keeps each duel's own environments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from duels.analytics.data import EnvironmentRecord, EpisodeRecord
+
+
+class DesignRecords(NamedTuple):
+    environments: tuple[EnvironmentRecord, ...]
+    episodes: tuple[EpisodeRecord, ...]
+    # Every environment uuid to its design's uuid (the first copy's).
+    design_of: dict[str, str]
+
+
+def design_records(
+    *, environments: Sequence[EnvironmentRecord], episodes: Sequence[EpisodeRecord]
+) -> DesignRecords:
+    """One record per design, in the order of first copies, and the episodes moved onto it.
+
+    `environments` come in storage order (primary key), so the first record of a content hash is
+    the first copy: it gives the design its uuid, title and author. `authors` lists every copy's
+    author in order of first appearance, hints are pooled, and a design is valid when any copy
+    validated.
+    """
+    first_of_hash: dict[str, str] = {}
+    design_of: dict[str, str] = {}
+    merged: dict[str, dict] = {}
+    for env in environments:
+        key = env.content_hash or env.uuid
+        design = first_of_hash.setdefault(key, env.uuid)
+        design_of[env.uuid] = design
+        entry = merged.setdefault(design, {"record": env, "authors": [], "hints": [],
+                                           "valid": False})
+        if env.author is not None and env.author not in entry["authors"]:
+            entry["authors"].append(env.author)
+        entry["hints"].extend(hint for hint in env.hints if hint not in entry["hints"])
+        entry["valid"] = entry["valid"] or env.valid
+    designs = tuple(
+        entry["record"]._replace(authors=tuple(entry["authors"]), hints=tuple(entry["hints"]),
+                                 valid=entry["valid"])
+        for entry in merged.values()
+    )
+    moved = tuple(
+        episode._replace(environment=design_of.get(episode.environment, episode.environment))
+        for episode in episodes
+    )
+    return DesignRecords(environments=designs, episodes=moved, design_of=design_of)
+
+
+def design_label(*, title: str, authors: Sequence[str | None], content_hash: str,
+                 width: int = 40) -> str:
+    """How charts and lists name a design: title (cut at `width`), author(s) and the short
+    content hash."""
+    names = [name for name in dict.fromkeys(authors) if name] or ["a person"]
+    cut = title if len(title) <= width else title[:width - 1] + "…"
+    return f"{cut} · {', '.join(names)}" + (f" · {content_hash[:6]}" if content_hash else "")
