@@ -24,6 +24,7 @@ from duels.analytics.ratings import cross_validated_accuracy, ratings_fit
 from duels.analytics.scale import scale_fit
 from duels.analytics.sides import duel_sides
 from duels.analytics.strength import strength_fit
+from duels.analytics.training_value import training_values
 from duels.analytics.transfer import transfer_fit, transfer_points
 from duels.analytics.transitivity import transitivity_fit
 
@@ -123,6 +124,9 @@ def analytics_compute(
     # The joint model uses every finished episode, in a duel or not.
     result["irt"] = irt_compute(episodes=data.episodes, environments=data.environments,
                                 resamples=min(resamples, IRT_RESAMPLES), seed=seed)
+    result["training"] = training_values(
+        environments=data.environments, episodes=data.episodes,
+        irt_rows=result["irt"]["environments"] if result["irt"] else [])
     if not result["enough"]:
         result = _rounded(result)
         result["findings"] = findings_compute(result)

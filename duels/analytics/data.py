@@ -40,6 +40,11 @@ class EnvironmentRecord(NamedTuple):
     source: str
     hints: tuple[str, ...] = ()
     reset_text: str = ""
+    # From the validation report stored here: one was run, reset texts were the same in fresh
+    # sandboxes, and the reference solution (when there is one) replayed to success.
+    validated: bool = False
+    deterministic: bool = False
+    reference_solved: bool = False
 
 
 class TransferRecord(NamedTuple):

@@ -180,13 +180,31 @@ def replay_reference(sandbox, seed: int) -> str:
     return f"seed {seed}: the replay never finished the episode"
 
 
+NO_REFERENCE = "no reference_solution (optional)"
+
+
 def record_reference(run: ValidationRun, has_reference: bool, replays: list[str]) -> None:
     if not has_reference:
-        run.record("reference_solution", True, "no reference_solution (optional)")
+        run.record("reference_solution", True, NO_REFERENCE)
         return
     failures = [text for text in replays if text]
     run.record("reference_solution", not failures,
                "; ".join(failures) or f"replays succeed for seeds {list(REFERENCE_SEEDS)}")
+
+
+def report_check_passed(report: dict[str, Any] | None, name: str) -> bool:
+    """Whether a stored validation report says check `name` passed (False when absent)."""
+    checks = (report or {}).get("checks") or []
+    return any(isinstance(check, dict) and check.get("name") == name and check.get("passed") is True
+               for check in checks)
+
+
+def report_reference_solved(report: dict[str, Any] | None) -> bool:
+    """Whether the report's reference solution existed and replayed to success."""
+    checks = (report or {}).get("checks") or []
+    return report_check_passed(report, "reference_solution") and not any(
+        isinstance(check, dict) and check.get("name") == "reference_solution"
+        and check.get("detail") == NO_REFERENCE for check in checks)
 
 
 def check_hints(run: ValidationRun, resets: dict[int, str], hint_texts: list[str]) -> None:

@@ -15,6 +15,7 @@ from duels.analytics.data import (
     EpisodeRecord,
     TransferRecord,
 )
+from duels.engine.validation import report_check_passed, report_reference_solved
 from duels.models import (
     Condition,
     Duel,
@@ -56,10 +57,11 @@ def analytics_input() -> AnalyticsInput:
         "episode_id").values("observation")[:1]
     environment_uuid: dict[int, str] = {}
     environments = []
-    for env_id, env_uuid, title, author_id, status, source, reset_text in (
+    for env_id, env_uuid, title, author_id, status, source, reset_text, report in (
         Environment.objects.order_by("id")
         .annotate(reset_text=Subquery(first_reset))
-        .values_list("id", "uuid", "title", "author_id", "status", "source", "reset_text")
+        .values_list("id", "uuid", "title", "author_id", "status", "source", "reset_text",
+                     "validation")
         .iterator(chunk_size=CHUNK)
     ):
         environment_uuid[env_id] = str(env_uuid)
@@ -68,6 +70,9 @@ def analytics_input() -> AnalyticsInput:
         environments.append(EnvironmentRecord(
             str(env_uuid), title, player_names.get(author_id), status != EnvironmentStatus.INVALID,
             source, tuple(hints.get(env_id, ())), reset_text or "",
+            validated=status != EnvironmentStatus.PENDING and bool(report),
+            deterministic=report_check_passed(report, "reset_deterministic"),
+            reference_solved=report_reference_solved(report),
         ))
 
     # Played or forfeited comes from each duel's own record (forfeit flags + episodes), never
