@@ -97,7 +97,6 @@ def load_environment(use_hint: bool = False, seeds: int = 4, designs_ids: list[s
             rows.append({
                 "prompt": [{"role": "system", "content": _system_prompt(hint=hint)}],
                 "answer": "",
-                "task": item["id"],
                 "info": json.dumps({"design": item["id"], "seed": seed,
                                     "figures": item["figures"]}),
             })
