@@ -17,6 +17,7 @@ from duels.analytics.data import AnalyticsInput
 from duels.analytics.divergence import divergence_fit
 from duels.analytics.environments import environment_gains
 from duels.analytics.findings import findings_compute
+from duels.analytics.flywheel import flywheel_compute
 from duels.analytics.intervals import clean
 from duels.analytics.irt_report import IRT_RESAMPLES, irt_compute, irt_public
 from duels.analytics.observe import observe_uplift
@@ -125,6 +126,9 @@ def analytics_compute(
     result["irt"] = irt_compute(episodes=data.episodes, environments=data.environments,
                                 resamples=min(resamples, IRT_RESAMPLES), seed=seed)
     result["training"] = training_values(
+        environments=data.environments, episodes=data.episodes,
+        irt_rows=result["irt"]["environments"] if result["irt"] else [])
+    result["flywheel"] = flywheel_compute(
         environments=data.environments, episodes=data.episodes,
         irt_rows=result["irt"]["environments"] if result["irt"] else [])
     if not result["enough"]:

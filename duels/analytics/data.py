@@ -45,6 +45,10 @@ class EnvironmentRecord(NamedTuple):
     validated: bool = False
     deterministic: bool = False
     reference_solved: bool = False
+    # The flywheel's period: the tournament round or ISO week of the duel that first played
+    # it (else of its own creation), and when it was created (ISO 8601).
+    period: str = ""
+    created_at: str = ""
 
 
 class TransferRecord(NamedTuple):

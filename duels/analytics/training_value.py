@@ -66,15 +66,21 @@ def _why_not(members: list[EnvironmentRecord], solved: bool, both: bool) -> str:
     return ""
 
 
-def training_values(*, environments: Sequence[EnvironmentRecord],
-                    episodes: Sequence[EpisodeRecord], irt_rows: Sequence[dict]) -> list[dict]:
-    """One row per design with episodes: its figures, training value (or None) and reason."""
+def condition_tallies(episodes: Sequence[EpisodeRecord]) -> dict[str, list[int]]:
+    """Environment uuid → [unhinted passes, unhinted runs, hinted passes, hinted runs]."""
     tallies: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for episode in episodes:
         tally = tallies[episode.environment]
         offset = 2 if episode.hinted else 0
         tally[offset] += episode.success
         tally[offset + 1] += 1
+    return tallies
+
+
+def training_values(*, environments: Sequence[EnvironmentRecord],
+                    episodes: Sequence[EpisodeRecord], irt_rows: Sequence[dict]) -> list[dict]:
+    """One row per design with episodes: its figures, training value (or None) and reason."""
+    tallies = condition_tallies(episodes)
     irt_by_uuid = {row["uuid"]: row for row in irt_rows}
     rows = []
     for design, members in designs_group(environments, source=lambda env: env.source).items():

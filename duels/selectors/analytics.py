@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime
 from decimal import Decimal
 
 from django.db import connection
@@ -48,6 +49,7 @@ def analytics_input() -> AnalyticsInput:
         duels.append((key, str(duel_uuid), player_names[a_id], player_names[b_id],
                       env_a_id, env_b_id, observe, bool(forfeit_a), bool(forfeit_b)))
 
+    periods = environment_periods()
     hints: dict[int, list[str]] = defaultdict(list)
     for environment_id, text in Hint.objects.values_list("environment_id", "text").iterator(
         chunk_size=CHUNK
@@ -57,11 +59,11 @@ def analytics_input() -> AnalyticsInput:
         "episode_id").values("observation")[:1]
     environment_uuid: dict[int, str] = {}
     environments = []
-    for env_id, env_uuid, title, author_id, status, source, reset_text, report in (
+    for env_id, env_uuid, title, author_id, status, source, reset_text, report, created in (
         Environment.objects.order_by("id")
         .annotate(reset_text=Subquery(first_reset))
         .values_list("id", "uuid", "title", "author_id", "status", "source", "reset_text",
-                     "validation")
+                     "validation", "created_at")
         .iterator(chunk_size=CHUNK)
     ):
         environment_uuid[env_id] = str(env_uuid)
@@ -73,6 +75,7 @@ def analytics_input() -> AnalyticsInput:
             validated=status != EnvironmentStatus.PENDING and bool(report),
             deterministic=report_check_passed(report, "reset_deterministic"),
             reference_solved=report_reference_solved(report),
+            period=periods.get(env_id) or week_period(created), created_at=created.isoformat(),
         ))
 
     # Played or forfeited comes from each duel's own record (forfeit flags + episodes), never
@@ -114,6 +117,28 @@ def analytics_input() -> AnalyticsInput:
         environments=tuple(environments),
         transfers=transfers,
     )
+
+
+def week_period(moment: datetime) -> str:
+    """The ISO week of `moment`, the flywheel's period for work outside tournaments."""
+    year, week, _ = moment.isocalendar()
+    return f"week {year}-W{week:02d}"
+
+
+def environment_periods() -> dict[int, str]:
+    """Environment id → the flywheel period of the first duel that played it: its tournament's
+    round, or the ISO week of an ad-hoc duel. One query."""
+    periods: dict[int, str] = {}
+    for env_a, env_b, name, round_index, created in (
+        Duel.objects.order_by("created_at", "id")
+        .values_list("env_a_id", "env_b_id", "tournament__name", "round_index", "created_at")
+        .iterator(chunk_size=CHUNK)
+    ):
+        label = f"{name} · round {round_index + 1}" if name is not None else week_period(created)
+        for env_id in (env_a, env_b):
+            if env_id is not None:
+                periods.setdefault(env_id, label)
+    return periods
 
 
 def analytics_fingerprint() -> dict[str, list]:
