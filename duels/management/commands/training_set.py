@@ -34,7 +34,8 @@ def add_set_arguments(parser: CommandParser, *, author: bool = True, family: boo
     if tournament:
         parser.add_argument("--tournament", default="", help="Designs played in this tournament.")
     parser.add_argument("--round", type=int, default=None,
-                        help="With --tournament: designs played in this round (0-based).")
+                        help="With --tournament: designs played in this round (1-based, as the "
+                             "pages number rounds).")
     parser.add_argument("--pass-low", type=float, default=0.0,
                         help="Lowest unhinted pass rate (0..1).")
     parser.add_argument("--pass-high", type=float, default=1.0,
@@ -50,10 +51,13 @@ def set_filters(options: dict[str, Any]) -> TrainingSetFilters:
         except ValueError as exc:
             raise CommandError(f"--tournament must be a tournament's uuid, not "
                                f"{options['tournament'][:40]!r}") from exc
+    if options["round"] is not None and options["round"] < 1:
+        raise CommandError("--round counts from 1, as the tournament pages do")
     filters = TrainingSetFilters(
         size=options["size"], per_cluster=options["per_cluster"],
         author=options.get("author") or "", family=options.get("family") or "",
-        tournament=tournament, round_index=options["round"],
+        tournament=tournament,
+        round_index=None if options["round"] is None else options["round"] - 1,
         pass_low=options["pass_low"], pass_high=options["pass_high"])
     problems = training_set_check(filters=filters)
     if problems:
