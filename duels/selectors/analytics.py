@@ -42,14 +42,23 @@ def analytics_input() -> AnalyticsInput:
     """
     player_names = dict(Player.objects.values_list("id", "name"))
     duels = []
-    for (key, duel_uuid, a_id, b_id, env_a_id, env_b_id, forfeit_a, forfeit_b,
-         observe) in Duel.objects.filter(status=Status.FINISHED).order_by("id").values_list(
+    # Every duel, oldest first: finished ones are the analytics' duels, and the first duel that
+    # played an environment gives the flywheel its period.
+    periods: dict[int, str] = {}
+    for (key, duel_uuid, a_id, b_id, env_a_id, env_b_id, forfeit_a, forfeit_b, observe, status,
+         tournament, round_index, created) in Duel.objects.order_by(
+            "created_at", "id").values_list(
             "id", "uuid", "a_id", "b_id", "env_a_id", "env_b_id", "forfeit_a", "forfeit_b",
-            "observe").iterator(chunk_size=CHUNK):
-        duels.append((key, str(duel_uuid), player_names[a_id], player_names[b_id],
-                      env_a_id, env_b_id, observe, bool(forfeit_a), bool(forfeit_b)))
-
-    periods = environment_periods()
+            "observe", "status", "tournament__name", "round_index", "created_at",
+    ).iterator(chunk_size=CHUNK):
+        label = duel_period(tournament=tournament, round_index=round_index, created=created)
+        for env_id in (env_a_id, env_b_id):
+            if env_id is not None:
+                periods.setdefault(env_id, label)
+        if status == Status.FINISHED:
+            duels.append((key, str(duel_uuid), player_names[a_id], player_names[b_id],
+                          env_a_id, env_b_id, observe, bool(forfeit_a), bool(forfeit_b)))
+    duels.sort()
     hints: dict[int, list[str]] = defaultdict(list)
     for environment_id, text in Hint.objects.values_list("environment_id", "text").iterator(
         chunk_size=CHUNK
@@ -125,20 +134,10 @@ def week_period(moment: datetime) -> str:
     return f"week {year}-W{week:02d}"
 
 
-def environment_periods() -> dict[int, str]:
-    """Environment id → the flywheel period of the first duel that played it: its tournament's
-    round, or the ISO week of an ad-hoc duel. One query."""
-    periods: dict[int, str] = {}
-    for env_a, env_b, name, round_index, created in (
-        Duel.objects.order_by("created_at", "id")
-        .values_list("env_a_id", "env_b_id", "tournament__name", "round_index", "created_at")
-        .iterator(chunk_size=CHUNK)
-    ):
-        label = f"{name} · round {round_index + 1}" if name is not None else week_period(created)
-        for env_id in (env_a, env_b):
-            if env_id is not None:
-                periods.setdefault(env_id, label)
-    return periods
+def duel_period(*, tournament: str | None, round_index: int, created: datetime) -> str:
+    """A duel's flywheel period: its tournament's round, or the ISO week of an ad-hoc duel."""
+    return (f"{tournament} · round {round_index + 1}" if tournament is not None
+            else week_period(created))
 
 
 def analytics_fingerprint() -> dict[str, list]:
