@@ -81,6 +81,12 @@ GLOSSARY: tuple[Term, ...] = (
          "How much the hint raises the log-odds of passing the environment; negative when it "
          "misleads.",
          "γ_j in σ(θ_i − b_j + h·γ_j); interval: normal approximation"),
+    Term("training_value", "training value",
+         "How much an RL learner can expect to gain from a design: hard enough to fail "
+         "sometimes, with a hint that credibly helps; counted only for valid, deterministic "
+         "designs that a reference solution or a hinted run solved.",
+         "mean of 4·p_u·(1 − p_u), 4·q·(1 − q), max(0, low of g's Newcombe interval) and "
+         "max(0, σ(−b + γ) − q), where q = σ(−b)"),
     Term("irt_accuracy", "joint-model accuracy",
          "Share of held-out episodes whose pass or fail the joint model predicted.",
          "5-fold cross-validation over episodes; predicted pass when σ(θ − b + h·γ) > ½"),

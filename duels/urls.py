@@ -2,7 +2,7 @@
 
 from django.urls import include, path
 
-from duels.views import analytics, annotations, api, operations, pages
+from duels.views import analytics, annotations, api, flywheel, operations, pages
 
 app_name = "duels"
 
@@ -10,6 +10,7 @@ urlpatterns = [
     *pages.urlpatterns,
     *annotations.urlpatterns,
     *analytics.urlpatterns,
+    *flywheel.urlpatterns,
     *operations.urlpatterns,
     path("api/v1/", include((api.urlpatterns, "api"))),
 ]

@@ -40,6 +40,11 @@ def _entry(title: str, figure: dict, columns: list[str], rows: list[list],
     return entry
 
 
+# For other pages' figures (the flywheel): the same layout and table shape.
+figure_json = _figure
+figure_entry = _entry
+
+
 def _forest(labels: list[str], values: list, lows: list, highs: list, *, name: str,
             axis_title: str, reference: float | None = None) -> list[go.BaseTraceType]:
     error = {

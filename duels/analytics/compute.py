@@ -19,6 +19,7 @@ from duels.analytics.designs import design_records
 from duels.analytics.divergence import divergence_fit
 from duels.analytics.environments import environment_gains
 from duels.analytics.findings import findings_compute
+from duels.analytics.flywheel import flywheel_compute
 from duels.analytics.intervals import clean
 from duels.analytics.irt_report import IRT_RESAMPLES, irt_compute, irt_public
 from duels.analytics.observe import observe_uplift
@@ -26,6 +27,7 @@ from duels.analytics.ratings import cross_validated_accuracy, ratings_fit
 from duels.analytics.scale import scale_fit
 from duels.analytics.sides import duel_sides
 from duels.analytics.strength import strength_fit
+from duels.analytics.training_value import training_values
 from duels.analytics.transfer import transfer_fit, transfer_points
 from duels.analytics.transitivity import transitivity_fit
 
@@ -134,6 +136,12 @@ def analytics_compute(
     # The joint model uses every finished episode, in a duel or not.
     result["irt"] = irt_compute(episodes=designs.episodes, environments=designs.environments,
                                 resamples=min(resamples, IRT_RESAMPLES), seed=seed)
+    result["training"] = training_values(
+        environments=data.environments, episodes=data.episodes,
+        irt_rows=result["irt"]["environments"] if result["irt"] else [])
+    result["flywheel"] = flywheel_compute(
+        environments=data.environments, episodes=data.episodes,
+        irt_rows=result["irt"]["environments"] if result["irt"] else [])
     if not result["enough"]:
         result = _rounded(result)
         result["findings"] = findings_compute(result)

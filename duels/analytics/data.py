@@ -55,6 +55,15 @@ class EnvironmentRecord(NamedTuple):
     reset_text: str = ""
     content_hash: str = ""
     authors: tuple[str, ...] = ()
+    # From the validation report stored here: one was run, reset texts were the same in fresh
+    # sandboxes, and the reference solution (when there is one) replayed to success.
+    validated: bool = False
+    deterministic: bool = False
+    reference_solved: bool = False
+    # The flywheel's period: the tournament round or ISO week of the duel that first played
+    # it (else of its own creation), and when it was created (ISO 8601).
+    period: str = ""
+    created_at: str = ""
 
 
 class TransferRecord(NamedTuple):

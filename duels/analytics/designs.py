@@ -1,16 +1,43 @@
-"""Designs for the analytics: copies of one source become one item.
+"""Designs: copies of one source are one item.
 
-The joint model's items, the hint-gain rows and the convergence test count designs, not rows: a
-design's copies pool their episodes under the first copy's uuid (the design's address), so its
-difficulty rests on all of its data. Duel scoring keeps each duel's own environments.
+Environments whose sources are the same once line endings and trailing whitespace are normalised
+share one design, keyed by `content_hash`; this module is the one place that rule lives (the model
+stores the hash, the flywheel and training values group by it). The joint model's items, the
+hint-gain rows and the convergence test count designs, not rows: a design's copies pool their
+episodes under the first copy's uuid (the design's address), so its difficulty rests on all of its
+data. Duel scoring keeps each duel's own environments.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+import hashlib
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple, TypeVar
 
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord
+
+Item = TypeVar("Item")
+
+
+def design_source(source: str) -> str:
+    """The source as a design sees it: line endings as `\\n`, no trailing whitespace on any
+    line, no blank lines at the end. Copies that differ only in these are one design."""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).rstrip("\n")
+
+
+def content_hash(source: str) -> str:
+    """SHA-256 of the design source: the design's identity, the same in every installation."""
+    return hashlib.sha256(design_source(source).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def designs_group(items: Iterable[Item], *, source: Callable[[Item], str]) -> dict[str, list[Item]]:
+    """Items grouped by the design of `source(item)`, in first-seen order within each design."""
+    groups: dict[str, list[Item]] = defaultdict(list)
+    for item in items:
+        groups[content_hash(source(item))].append(item)
+    return dict(groups)
 
 
 class DesignRecords(NamedTuple):

@@ -168,17 +168,35 @@ def environment_validation_report(*, source: str, hint_texts: list[str],
     return run.report()
 
 
+NO_REFERENCE = "no reference_solution (optional)"
+
+
 def record_first_pass(run: ValidationRun, played: dict[str, Any]) -> None:
     """Record the checks the first sandbox decides on its own."""
     run.record("three_seeds_reset", all(text.strip() for text in played["resets"].values()),
                f"seeds {list(VALIDATION_SEEDS)} reset to non-empty text")
     run.record("junk_actions", True, f"{len(JUNK_ACTIONS)} junk actions gave well-formed results")
     if not played["has_reference"]:
-        run.record("reference_solution", True, "no reference_solution (optional)")
+        run.record("reference_solution", True, NO_REFERENCE)
         return
     failures = [text for text in played["replays"] if text]
     run.record("reference_solution", not failures,
                "; ".join(failures) or f"replays succeed for seeds {list(REFERENCE_SEEDS)}")
+
+
+def report_check_passed(report: dict[str, Any] | None, name: str) -> bool:
+    """Whether a stored validation report says check `name` passed (False when absent)."""
+    checks = (report or {}).get("checks") or []
+    return any(isinstance(check, dict) and check.get("name") == name and check.get("passed") is True
+               for check in checks)
+
+
+def report_reference_solved(report: dict[str, Any] | None) -> bool:
+    """Whether the report's reference solution existed and replayed to success."""
+    checks = (report or {}).get("checks") or []
+    return report_check_passed(report, "reference_solution") and not any(
+        isinstance(check, dict) and check.get("name") == "reference_solution"
+        and check.get("detail") == NO_REFERENCE for check in checks)
 
 
 def finish_limits_check(run: ValidationRun) -> None:

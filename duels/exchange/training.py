@@ -101,7 +101,7 @@ def training_environment_records(
         Environment.objects.filter(pk__in=chosen)
         .order_by("pk")
         .values("pk", "uuid", "title", "author__name", "family", "status", "source", "max_steps",
-                *ESTIMATE_FIELDS)
+                "estimate__training", *ESTIMATE_FIELDS)
         .iterator(chunk_size=CHUNK_SIZE)
     )
     for row in rows:
@@ -126,6 +126,8 @@ def training_environment_records(
                 "solvers": {name: _rates(group) for name, group in per_solver.items()},
             },
             "estimate": _estimate(row),
+            # The design's training value, parts and figures (duels.analytics.training_value).
+            "training": row["estimate__training"],
         }
 
 

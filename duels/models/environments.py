@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from duels.analytics.designs import content_hash, design_source  # noqa: F401 (re-exported)
 from duels.models.players import Player
 
 
@@ -15,18 +15,6 @@ class EnvironmentStatus(models.TextChoices):
     PENDING = "pending", "not validated yet"
     VALID = "valid", "valid"
     INVALID = "invalid", "invalid"
-
-
-def design_source(source: str) -> str:
-    """The source as a design sees it: line endings as `\\n`, no trailing whitespace on any
-    line, no blank lines at the end. Copies that differ only in these are one design."""
-    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(line.rstrip() for line in lines).rstrip("\n")
-
-
-def content_hash(source: str) -> str:
-    """SHA-256 of the design source: the design's identity, the same in every installation."""
-    return hashlib.sha256(design_source(source).encode("utf-8")).hexdigest()
 
 
 class Environment(models.Model):

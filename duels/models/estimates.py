@@ -26,6 +26,10 @@ class EnvironmentEstimate(models.Model):
     # Expected setter score p_h·(1 − p_u) against the field of solvers under the fitted model.
     field_setter_score = models.FloatField(null=True)
     episodes = models.PositiveIntegerField(default=0)
+    # The design's training value (duels.analytics.training_value) and its parts, figures and,
+    # when it has none, the reason; null before the design has episodes.
+    training_value = models.FloatField(null=True)
+    training = models.JSONField(null=True)
     computed_at = models.DateTimeField()
 
     class Meta:
@@ -33,6 +37,7 @@ class EnvironmentEstimate(models.Model):
             models.Index(fields=["difficulty"], name="estimate_difficulty"),
             models.Index(fields=["hint_effect"], name="estimate_hint_effect"),
             models.Index(fields=["field_setter_score"], name="estimate_setter_score"),
+            models.Index(fields=["training_value"], name="estimate_training_value"),
         ]
 
     def __str__(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime
 from decimal import Decimal
 
 from django.db import connection
@@ -15,6 +16,7 @@ from duels.analytics.data import (
     EpisodeRecord,
     TransferRecord,
 )
+from duels.engine.validation import report_check_passed, report_reference_solved
 from duels.models import (
     Condition,
     Duel,
@@ -41,13 +43,23 @@ def analytics_input() -> AnalyticsInput:
     """
     player_names = dict(Player.objects.values_list("id", "name"))
     duels = []
-    for (key, duel_uuid, a_id, b_id, env_a_id, env_b_id, forfeit_a, forfeit_b,
-         observe) in Duel.objects.filter(status=Status.FINISHED).order_by("id").values_list(
+    # Every duel, oldest first: finished ones are the analytics' duels, and the first duel that
+    # played an environment gives the flywheel its period.
+    periods: dict[int, str] = {}
+    for (key, duel_uuid, a_id, b_id, env_a_id, env_b_id, forfeit_a, forfeit_b, observe, status,
+         tournament, round_index, created) in Duel.objects.order_by(
+            "created_at", "id").values_list(
             "id", "uuid", "a_id", "b_id", "env_a_id", "env_b_id", "forfeit_a", "forfeit_b",
-            "observe").iterator(chunk_size=CHUNK):
-        duels.append((key, str(duel_uuid), player_names[a_id], player_names[b_id],
-                      env_a_id, env_b_id, observe, bool(forfeit_a), bool(forfeit_b)))
-
+            "observe", "status", "tournament__name", "round_index", "created_at",
+    ).iterator(chunk_size=CHUNK):
+        label = duel_period(tournament=tournament, round_index=round_index, created=created)
+        for env_id in (env_a_id, env_b_id):
+            if env_id is not None:
+                periods.setdefault(env_id, label)
+        if status == Status.FINISHED:
+            duels.append((key, str(duel_uuid), player_names[a_id], player_names[b_id],
+                          env_a_id, env_b_id, observe, bool(forfeit_a), bool(forfeit_b)))
+    duels.sort()
     hints: dict[int, list[str]] = defaultdict(list)
     for environment_id, text in Hint.objects.values_list("environment_id", "text").iterator(
         chunk_size=CHUNK
@@ -58,11 +70,12 @@ def analytics_input() -> AnalyticsInput:
     environment_uuid: dict[int, str] = {}
     environments = []
     # In storage order: the first row of a content hash is its design's first copy.
-    for env_id, env_uuid, title, author_id, status, source, reset_text, design_hash in (
+    for (env_id, env_uuid, title, author_id, status, source, reset_text, design_hash, report,
+         created) in (
         Environment.objects.order_by("id")
         .annotate(reset_text=Subquery(first_reset))
         .values_list("id", "uuid", "title", "author_id", "status", "source", "reset_text",
-                     "content_hash")
+                     "content_hash", "validation", "created_at")
         .iterator(chunk_size=CHUNK)
     ):
         environment_uuid[env_id] = str(env_uuid)
@@ -71,6 +84,12 @@ def analytics_input() -> AnalyticsInput:
         environments.append(EnvironmentRecord(
             str(env_uuid), title, player_names.get(author_id), status != EnvironmentStatus.INVALID,
             source, tuple(hints.get(env_id, ())), reset_text or "", design_hash,
+            validated=status != EnvironmentStatus.PENDING and bool(report),
+            # Reports made before step-by-step comparison name the reset-only check.
+            deterministic=(report_check_passed(report, "deterministic")
+                           or report_check_passed(report, "reset_deterministic")),
+            reference_solved=report_reference_solved(report),
+            period=periods.get(env_id) or week_period(created), created_at=created.isoformat(),
         ))
 
     # Played or forfeited comes from each duel's own record (forfeit flags + episodes), never
@@ -118,6 +137,18 @@ def analytics_input() -> AnalyticsInput:
         environments=tuple(environments),
         transfers=transfers,
     )
+
+
+def week_period(moment: datetime) -> str:
+    """The ISO week of `moment`, the flywheel's period for work outside tournaments."""
+    year, week, _ = moment.isocalendar()
+    return f"week {year}-W{week:02d}"
+
+
+def duel_period(*, tournament: str | None, round_index: int, created: datetime) -> str:
+    """A duel's flywheel period: its tournament's round, or the ISO week of an ad-hoc duel."""
+    return (f"{tournament} · round {round_index + 1}" if tournament is not None
+            else week_period(created))
 
 
 def analytics_fingerprint() -> dict[str, list]:

@@ -8,6 +8,7 @@ from collections import defaultdict
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
+from duels.analytics.flywheel_charts import flywheel_latest_alarms
 from duels.models import Duel, Player, Status
 from duels.selectors.duels import duel_list
 from duels.selectors.players import player_list
@@ -70,3 +71,9 @@ def dashboard_players(*, limit: int = 12) -> dict:
     """The first players by name and how many there are (two queries whatever the count)."""
     players = player_list()
     return {"shown": list(players[:limit]), "total": players.count()}
+
+
+def dashboard_flywheel_alarms() -> list[dict]:
+    """The flywheel alarms of the latest period in the newest analytics snapshot."""
+    snapshot = analytics_latest_cached()
+    return flywheel_latest_alarms(snapshot.data.get("flywheel") if snapshot else None)

@@ -70,6 +70,8 @@ ENVIRONMENT_SORTS = {
     "learnable": ("hard without the hint, solved with it (expected setter score)",
                   (F("field_setter_score").desc(nulls_last=True),)),
     "hint_gain": ("largest hint gain first", (F("hint_gain").desc(nulls_last=True),)),
+    "training_value": ("most valuable for training first (training value)",
+                       (F("training_value").desc(nulls_last=True),)),
 }
 
 
@@ -87,7 +89,8 @@ def environment_list(*, filters: EnvironmentFilters | None = None) -> QuerySet[E
         )
         .annotate(hint_gain=F("p_hinted") - F("p_unhinted"),
                   difficulty=F("estimate__difficulty"), hint_effect=F("estimate__hint_effect"),
-                  field_setter_score=F("estimate__field_setter_score"))
+                  field_setter_score=F("estimate__field_setter_score"),
+                  training_value=F("estimate__training_value"))
     )
     if filters.author:
         # A design is by every author who wrote a copy of it.

@@ -40,7 +40,8 @@ def analytics_refresh(*, resamples: int = RESAMPLES) -> AnalyticsSnapshot:
     # computed_at is auto_now_add; keep it equal to the time the figures were read.
     AnalyticsSnapshot.objects.filter(pk=snapshot.pk).update(computed_at=computed_at)
     snapshot.computed_at = computed_at
-    environment_estimates_store(irt=data.get("irt"), computed_at=computed_at)
+    environment_estimates_store(irt=data.get("irt"), training=data.get("training"),
+                                computed_at=computed_at)
     stale = AnalyticsSnapshot.objects.order_by("-computed_at", "-pk").values_list(
         "pk", flat=True)[KEEP_SNAPSHOTS:]
     AnalyticsSnapshot.objects.filter(pk__in=list(stale)).delete()

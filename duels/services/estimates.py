@@ -12,11 +12,14 @@ BATCH = 2000
 
 
 @transaction.atomic
-def environment_estimates_store(*, irt: dict | None, computed_at: datetime) -> int:
+def environment_estimates_store(*, irt: dict | None, computed_at: datetime,
+                                training: list[dict] | None = None) -> int:
     """Replace every stored estimate by the rows of `irt["environments"]`; return how many.
 
-    Environments deleted since the data was read are skipped.
+    Each environment also gets its design's training row (`training`). Environments deleted
+    since the data was read are skipped.
     """
+    training_of = {uuid: row for row in training or () for uuid in row["environments"]}
     EnvironmentEstimate.objects.all().delete()
     rows = (irt or {}).get("environments") or []
     if not rows:
@@ -31,7 +34,8 @@ def environment_estimates_store(*, irt: dict | None, computed_at: datetime) -> i
             difficulty_high=row["d_high"], hint_effect=row["hint_effect"],
             hint_effect_low=row["h_low"], hint_effect_high=row["h_high"],
             field_setter_score=row.get("field_setter_score"), episodes=row["n"],
-            computed_at=computed_at,
+            training_value=(training_of.get(row["uuid"]) or {}).get("value"),
+            training=training_of.get(row["uuid"]), computed_at=computed_at,
         )
         for row in rows if row["uuid"] in known
     ]

@@ -121,9 +121,13 @@ def analytics_csv(request: HttpRequest, figure: str) -> HttpResponse:
     figures = (snapshot.data.get("figures") or {}) if snapshot else {}
     if figure not in figures:
         raise Http404("No such figure in the latest analytics snapshot.")
-    table = figures[figure]["table"]
+    return table_csv_response(table=figures[figure]["table"], name=figure)
+
+
+def table_csv_response(*, table: dict, name: str) -> HttpResponse:
+    """A figure's table as a CSV download named `name`.csv."""
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{figure}.csv"'
+    response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
     writer = csv.writer(response)
     writer.writerow([csv_cell(column) for column in table["columns"]])
     for row in table["rows"]:

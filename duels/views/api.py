@@ -15,7 +15,7 @@ from uuid import UUID
 
 from django.core.exceptions import BadRequest
 from django.core.paginator import EmptyPage, Paginator
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import F, Prefetch, Q, QuerySet
 from django.http import HttpRequest, JsonResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET
@@ -197,21 +197,27 @@ def player_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
 
 
 def _environments() -> QuerySet[Environment]:
-    return Environment.objects.select_related("author").prefetch_related(
+    return Environment.objects.select_related("author", "estimate").prefetch_related(
         Prefetch("hints", queryset=Hint.objects.select_related("author").order_by("pk"))
     )
 
 
 @api_view
 def environments(request: HttpRequest) -> dict[str, Any]:
-    _known_params(request, "author", "status", "family", "tag")
+    _known_params(request, "author", "status", "family", "tag", "sort")
+    sort = _choice_param(request, "sort", ["newest", "training_value"])
     filters = EnvironmentExportFilters(
         author=request.GET.get("author", ""),
         status=_choice_param(request, "status", EnvironmentStatus.values),
         family=request.GET.get("family", ""), tag=request.GET.get("tag", ""),
     )
     chosen = exchange_environments_filtered(filters=filters).values("pk")
-    queryset = _environments().filter(pk__in=chosen).order_by("-created_at", "-pk")
+    queryset = _environments().filter(pk__in=chosen)
+    if sort == "training_value":
+        queryset = queryset.order_by(F("estimate__training_value").desc(nulls_last=True),
+                                     "-created_at", "-pk")
+    else:
+        queryset = queryset.order_by("-created_at", "-pk")
     return _paginated(request, queryset, environment_json)
 
 

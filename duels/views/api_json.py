@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
+
 from duels.bounds import API_TEXT_CHARS, text_bound
 from duels.exchange.export import iso_time
 from duels.models import Annotation, Duel, Environment, Episode, Player
@@ -32,6 +34,16 @@ def player_json(player: Player) -> dict[str, Any]:
     }
 
 
+def environment_training_json(environment: Environment) -> dict[str, Any] | None:
+    """The design's training value, its parts and figures (duels.analytics.training_value), or
+    None before the latest analytics refresh saw the environment played."""
+    try:
+        training = environment.estimate.training
+    except ObjectDoesNotExist:
+        return None
+    return training or None
+
+
 def environment_json(environment: Environment, *, detail: bool = False) -> dict[str, Any]:
     data = {
         "uuid": str(environment.uuid), "title": environment.title,
@@ -42,6 +54,7 @@ def environment_json(environment: Environment, *, detail: bool = False) -> dict[
             {"uuid": str(hint.uuid), "author": _named(hint.author), "text": hint.text}
             for hint in environment.hints.all()
         ],
+        "training": environment_training_json(environment),
     }
     if detail:
         data["source"] = environment.source

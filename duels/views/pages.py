@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET
 
 from duels.selectors.dashboard import (
     dashboard_active_tournaments,
+    dashboard_flywheel_alarms,
     dashboard_latest_duels,
     dashboard_leaderboard,
     dashboard_players,
@@ -34,6 +35,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "duels": dashboard_latest_duels(),
         "leaderboard": dashboard_leaderboard(),
         "players": dashboard_players(),
+        "flywheel_alarms": dashboard_flywheel_alarms(),
     }
     return render(request, "duels/home.html", context)
 

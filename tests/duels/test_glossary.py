@@ -7,13 +7,16 @@ from pathlib import Path
 
 from duels.glossary import GLOSSARY, GLOSSARY_BY_KEY, glossary_term
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+# Pages whose own "Reading the results" section defines the metrics of their concern.
+DOC_PAGES = (ROOT / "docs" / "flywheel.md",)
 
 
-def _section(title: str) -> str:
-    text = README.read_text(encoding="utf-8")
+def _section(title: str, page: Path = README) -> str:
+    text = page.read_text(encoding="utf-8") + "\n## end\n"
     match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", text, re.S | re.M)
-    assert match, f"README has no section {title!r}"
+    assert match, f"{page.name} has no section {title!r}"
     return " ".join(match.group(1).split())
 
 
@@ -22,7 +25,8 @@ def _plain(text: str) -> str:
 
 
 def test_every_glossary_entry_is_defined_in_the_readme_section():
-    section = _section("Reading the results")
+    section = " ".join([_section("Reading the results"),
+                        *(_section("Reading the results", page) for page in DOC_PAGES)])
     missing = [term.key for term in GLOSSARY
                if f"**{term.label}** (`{term.key}`)" not in section
                or _plain(term.meaning) not in section

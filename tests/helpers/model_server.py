@@ -4,6 +4,8 @@ The `model` field of a request picks the built-in player whose answers it gives 
 `scripted-architect-v1`), so a player configured as `openai_compatible` against this server
 plays exactly like that built-in player, through the real SDK and real HTTP. `outage(after=n,
 count=m)` makes requests n+1 .. n+m answer 503, as a provider having a bad minute does.
+`policy`, when given, answers every request instead: it takes the chat messages and returns the
+reply text (a test's own solver).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -22,7 +25,8 @@ SPECS = {spec["model"]: spec for spec in BUILTIN_PLAYER_SPECS}
 class ModelServer:
     """Serves POST /v1/chat/completions (non-streamed); counts requests and 503s."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, policy: Callable[[list[dict[str, Any]]], str] | None = None) -> None:
+        self.policy = policy
         self.requests = 0
         self.unavailable = 0
         self._outage: tuple[int, int] | None = None
@@ -53,19 +57,25 @@ class ModelServer:
                 self.unavailable += 1
             return 503, {"error": {"message": "overloaded, try again later",
                                    "type": "server_error", "code": 503}}
-        spec = SPECS.get(body.get("model", ""))
-        if spec is None:
-            return 404, {"error": {"message": f"unknown model {body.get('model')!r}"}}
-        player = BuiltinPlayer(name=spec["name"], model=spec["model"], params=spec["params"])
-        completion = player.complete(body["messages"], max_tokens=body.get("max_tokens", 1024))
+        if self.policy is not None:
+            text = self.policy(body["messages"])
+            tokens_in, tokens_out = 10, max(1, len(text) // 4)
+        else:
+            spec = SPECS.get(body.get("model", ""))
+            if spec is None:
+                return 404, {"error": {"message": f"unknown model {body.get('model')!r}"}}
+            player = BuiltinPlayer(name=spec["name"], model=spec["model"], params=spec["params"])
+            completion = player.complete(body["messages"],
+                                         max_tokens=body.get("max_tokens", 1024))
+            text = completion.text
+            tokens_in, tokens_out = completion.input_tokens, completion.output_tokens
         return 200, {
             "id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
-            "model": spec["model"],
+            "model": body.get("model", ""),
             "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": completion.text}}],
-            "usage": {"prompt_tokens": completion.input_tokens,
-                      "completion_tokens": completion.output_tokens,
-                      "total_tokens": completion.input_tokens + completion.output_tokens},
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
+                      "total_tokens": tokens_in + tokens_out},
         }
 
     def _handler(self):

@@ -6,18 +6,25 @@ envduels: the exchange format (docs/exchange-format.md); filters narrow to duels
 pass rates.
 chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition hinted|unhinted,
 --thinking to keep each reply's reasoning as `reasoning_content`).
+verifiers, gymnasium: a curated training set as an RL-trainer package written to the directory
+--out (set options as for `manage.py training_set`: --size, --per-cluster, --author, --family,
+--tournament, --round, --pass-low, --pass-high, --name).
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
 from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
 from duels.exchange.streams import FORMATS, ExportRequest, export_lines
+from duels.management.commands.training_set import add_set_arguments, set_filters
 from duels.models import Condition, Outcome, Status
+from duels.selectors.training_sets import training_set_select
 
 
 def export_request(options: dict[str, Any]) -> ExportRequest:
@@ -50,7 +57,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--out", required=True, help="File to write ('-' for stdout).")
-        parser.add_argument("--format", choices=FORMATS, default="envduels")
+        parser.add_argument("--format", choices=[*FORMATS, *PACKAGE_FORMATS], default="envduels")
         parser.add_argument("--player", default="", help="Duels with this player (name or uuid).")
         parser.add_argument("--tournament", default="", help="Duels of this tournament (uuid).")
         parser.add_argument("--status", default="", choices=["", *Status.values])
@@ -65,8 +72,22 @@ class Command(BaseCommand):
         parser.add_argument("--condition", choices=Condition.values, default=None)
         parser.add_argument("--thinking", action="store_true",
                             help="chat: keep each reply's reasoning (reasoning_content).")
+        add_set_arguments(parser, author=False, family=False, tournament=False)
+        parser.add_argument("--name", default="envduels-set",
+                            help="verifiers/gymnasium: the package's name (its module name "
+                                 "with - as _).")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["format"] in PACKAGE_FORMATS:
+            items = training_set_select(filters=set_filters(options))
+            try:
+                out = rl_package_write(items=items, package_format=options["format"],
+                                       out=Path(options["out"]), name=options["name"])
+            except (PackageError, OSError) as exc:
+                raise CommandError(str(exc)) from exc
+            self.stderr.write(f"wrote a {options['format']} package of {len(items)} designs "
+                              f"to {out}")
+            return
         lines = export_lines(request=export_request(options))
         count = 0
         if options["out"] == "-":

@@ -13,7 +13,7 @@ from duels.models import content_hash
 from tests.factories import TRIVIAL_SOURCE
 
 BEFORE = [("duels", "0012_episode_sandbox_timings")]
-AFTER = [("duels", "0013_i26designs")]
+AFTER = [("duels", "0013_designs")]
 
 
 def _migrate(targets):

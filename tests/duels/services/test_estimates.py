@@ -77,3 +77,34 @@ def test_analytics_text_lists_solve_and_author_ratings(make):
     assert all(name in solve for name in ("p0", "p1", "p2"))
     assert "joint model fit: held-out accuracy" in text and "on 96 episodes" in text
     assert "None" not in text
+
+
+FULL_REPORT = {"valid": True, "checks": [
+    {"name": "reset_deterministic", "passed": True, "detail": "same"},
+    {"name": "reference_solution", "passed": True, "detail": "replays succeed for seeds [0, 1]"},
+]}
+
+
+def test_refresh_stores_each_designs_training_value_for_lists_pages_and_the_api(make, client,
+                                                                               admin_user):
+    players, duels = league(make)
+    # Give each environment its own design and a full validation report.
+    for n, duel in enumerate(duels):
+        for side, env in (("a", duel.env_a), ("b", duel.env_b)):
+            env.source = f"{make.TRIVIAL_SOURCE}\nDESIGN = {n}{side!r}\n"
+            env.validation = FULL_REPORT
+            env.save()
+    analytics_refresh(resamples=20)
+    needs_hint = EnvironmentEstimate.objects.get(environment=duels[0].env_a)
+    trivial = EnvironmentEstimate.objects.get(environment=duels[0].env_b)
+    assert needs_hint.training_value > trivial.training_value
+    assert needs_hint.training["components"]["gain_low"] > 0
+    client.force_login(admin_user)
+    page = client.get(f"/environments/{duels[0].env_a.uuid}/").content.decode()
+    assert "Training value" in page or "training value" in page
+    assert f"{needs_hint.training_value:.2f}" in page
+    listed = client.get("/environments/?sort=training_value").content.decode()
+    assert listed.index(str(duels[0].env_a.uuid)) < listed.index(str(duels[0].env_b.uuid))
+    api = client.get("/api/v1/environments/?sort=training_value").json()
+    values = [row["training"]["value"] for row in api["results"]]
+    assert values == sorted(values, reverse=True) and len(values) == 6

@@ -1,0 +1,144 @@
+"""RL-trainer packages of a curated training set: `verifiers` and Gymnasium.
+
+Each package is a directory with a pyproject, a README naming every design's author, figures and
+content hash, the designs (designs.json) and the modules of `duels/exchange/rl_runtime`, which
+run the model-written code only through EnvDuels' sandbox runner. The directory is written next
+to its destination and moved into place whole, so a failed export leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from duels.selectors.training_sets import TrainingItem
+
+PACKAGE_FORMATS = ("verifiers", "gymnasium")
+RUNTIME = Path(__file__).with_name("rl_runtime")
+DEPENDENCIES = {
+    "verifiers": ['"verifiers>=0.2.1,<0.3"', '"datasets>=3.3,<6"', '"envduels"'],
+    "gymnasium": ['"gymnasium>=1.0,<2"', '"envduels"'],
+}
+FRONT_END = {"verifiers": "verifiers_env.py", "gymnasium": "gymnasium_env.py"}
+INIT = {
+    "verifiers": 'from .verifiers_env import load_environment\n\n__all__ = ["load_environment"]\n',
+    "gymnasium": 'from .gymnasium_env import EnvDuelsEnv, register_all\n\nENV_IDS = register_all()'
+                 '\n\n__all__ = ["ENV_IDS", "EnvDuelsEnv", "register_all"]\n',
+}
+
+
+class PackageError(Exception):
+    """A package cannot be written as asked; the message says what to change."""
+
+
+def package_module_name(name: str) -> str:
+    """A Python module name for `name` (what `verifiers.load_environment` imports)."""
+    module = re.sub(r"[^a-z0-9_]+", "_", name.lower().replace("-", "_")).strip("_")
+    if not module or module[0].isdigit():
+        module = f"envduels_{module}"
+    return module
+
+
+def _design_id(item: TrainingItem, taken: set[str]) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", item.title.lower()).strip("-")[:40] or "design"
+    name = f"{slug}-{item.design[:8]}"
+    while name in taken:  # two designs sharing a title and a hash prefix
+        name += "x"
+    taken.add(name)
+    return name
+
+
+def _figure(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _readme(name: str, module: str, package_format: str, designs: list[dict]) -> str:
+    usage = {
+        "verifiers": f'import verifiers as vf\nenv = vf.load_environment("{module}", '
+                     'use_hint=False)',
+        "gymnasium": f'import gymnasium as gym\nimport {module}\n'
+                     f'env = gym.make({module}.ENV_IDS[0])\nobs, info = env.reset(seed=0)',
+    }[package_format]
+    lines = [
+        f"# {name}", "",
+        f"{len(designs)} environment designs from EnvDuels, chosen by training value, as a "
+        f"`{package_format}` package.", "",
+        "The environment code was written by models. It runs only inside EnvDuels' sandbox "
+        "runner (docker, bwrap or unshare): install EnvDuels (`envduels`) next to this package. "
+        "With no working sandbox backend the package refuses to start (SandboxUnavailable).",
+        "", "```python", usage, "```", "",
+        "| design | title | author | training value | p_u | p_h | hint gain [95%] | "
+        "difficulty b | hint effect γ | content hash |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for item in designs:
+        f = item["figures"]
+        title = item["title"].replace("|", "\\|")
+        author = (item["author"] or "a person").replace("|", "\\|")
+        lines.append(
+            f"| `{item['id']}` | {title} | {author} | {_figure(f.get('value'), 3)} | "
+            f"{_figure(f.get('p_unhinted'))} | {_figure(f.get('p_hinted'))} | "
+            f"{_figure(f.get('hint_gain'))} [{_figure(f.get('gain_low'))}, "
+            f"{_figure(f.get('gain_high'))}] | {_figure(f.get('difficulty'))} | "
+            f"{_figure(f.get('hint_effect'))} | `{item['content_hash']}` |")
+    lines += ["", "Figures are defined on EnvDuels' /glossary/ page (training value: "
+              "docs/flywheel.md in EnvDuels).", ""]
+    return "\n".join(lines)
+
+
+def rl_package_write(*, items: Sequence[TrainingItem], package_format: str, out: Path,
+                     name: str = "envduels-set") -> Path:
+    """Write the package for `items` at `out` (a new directory); return `out`."""
+    if package_format not in PACKAGE_FORMATS:
+        raise PackageError(f"unknown package format {package_format!r}; use {PACKAGE_FORMATS}")
+    if not items:
+        raise PackageError("the training set is empty: no design has a training value under "
+                           "these filters (run `manage.py analytics --refresh` after duels)")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise PackageError(f"{out} already exists and is not an empty directory")
+    module = package_module_name(name)
+    taken: set[str] = set()
+    designs = [
+        {"id": _design_id(item, taken), "title": item.title, "author": item.author,
+         "family": item.family, "environment": item.environment, "design": item.design,
+         "content_hash": item.content_hash, "max_steps": item.max_steps, "hint": item.hint,
+         "cluster": item.cluster, "source": item.source, "figures": item.training}
+        for item in items
+    ]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".envduels-package-", dir=out.parent))
+    try:
+        package = staging / module
+        package.mkdir()
+        for filename in ("designs.py", FRONT_END[package_format]):
+            shutil.copyfile(RUNTIME / filename, package / filename)
+        (package / "__init__.py").write_text(
+            f'"""{name}: EnvDuels designs for {package_format} (generated)."""\n\n'
+            + INIT[package_format], encoding="utf-8")
+        (package / "designs.json").write_text(json.dumps(
+            {"format": f"envduels.{package_format}.v1", "designs": designs},
+            ensure_ascii=False, indent=1), encoding="utf-8")
+        dependencies = ", ".join(DEPENDENCIES[package_format])
+        (staging / "pyproject.toml").write_text(
+            '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = '
+            '"setuptools.build_meta"\n\n[project]\n'
+            f'name = "{module.replace("_", "-")}"\nversion = "0.1.0"\n'
+            f'description = "EnvDuels designs as a {package_format} package"\n'
+            f'readme = "README.md"\nrequires-python = ">=3.11"\n'
+            f"dependencies = [{dependencies}]\n\n"
+            f'[tool.setuptools]\npackages = ["{module}"]\n\n'
+            f'[tool.setuptools.package-data]\n"{module}" = ["designs.json"]\n',
+            encoding="utf-8")
+        (staging / "README.md").write_text(_readme(name, module, package_format, designs),
+                                           encoding="utf-8")
+        if out.exists():
+            out.rmdir()
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out

@@ -1,0 +1,95 @@
+"""/flywheel/: the pool's difficulty, diversity and novelty per period and setter, its alarms,
+and curated training sets (preview, RL-trainer package download)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import path
+from django.views.decorators.http import require_GET
+
+from duels.analytics.flywheel_charts import flywheel_figures
+from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
+from duels.selectors.training_sets import training_set_select
+from duels.services.analytics import analytics_for_reader, analytics_latest_cached
+from duels.training_set_forms import TrainingSetForm
+from duels.views.analytics import TABLE_ROWS, table_csv_response
+
+
+@require_GET
+@login_required
+def flywheel_page(request: HttpRequest) -> HttpResponse:
+    snapshot, current = analytics_for_reader()
+    flywheel = snapshot.data.get("flywheel") or {}
+    figures = flywheel_figures(flywheel)
+    form = TrainingSetForm(request.GET or None)
+    valid = form.is_valid() if form.is_bound else True
+    items = training_set_select(filters=form.filters() if form.is_bound and valid
+                                else _default_filters()) if valid else []
+    return render(request, "duels/flywheel/page.html", {
+        "snapshot": snapshot, "current": current, "flywheel": flywheel,
+        "alarms": flywheel.get("alarms") or [], "alarm_text": flywheel.get("alarm_text") or {},
+        "figures": [{"slug": slug, "title": entry["title"],
+                     "columns": entry["table"]["columns"],
+                     "rows": entry["table"]["rows"][:TABLE_ROWS],
+                     "more_rows": max(0, len(entry["table"]["rows"]) - TABLE_ROWS)}
+                    for slug, entry in figures.items()],
+        "plots": {slug: entry["figure"] for slug, entry in figures.items()},
+        "form": form, "items": items, "formats": PACKAGE_FORMATS,
+        "query": request.GET.urlencode(),
+    }, status=200 if valid else 400)
+
+
+def _default_filters():
+    """The set the page previews before any filter is chosen."""
+    form = TrainingSetForm({})
+    form.is_valid()
+    return form.filters()
+
+
+@require_GET
+@login_required
+def flywheel_csv(request: HttpRequest, figure: str) -> HttpResponse:
+    snapshot = analytics_latest_cached()
+    figures = flywheel_figures((snapshot.data.get("flywheel") or {}) if snapshot else {})
+    if figure not in figures:
+        raise Http404("No such flywheel figure in the latest analytics snapshot.")
+    return table_csv_response(table=figures[figure]["table"], name=f"flywheel-{figure}")
+
+
+@require_GET
+@login_required
+def flywheel_export(request: HttpRequest, package_format: str) -> HttpResponse:
+    """The curated set of the page's filters as a zipped RL-trainer package."""
+    if package_format not in PACKAGE_FORMATS:
+        raise Http404("Unknown package format.")
+    form = TrainingSetForm(request.GET)
+    if not form.is_valid():
+        return HttpResponse("; ".join(m for errors in form.errors.values() for m in errors),
+                            status=400, content_type="text/plain; charset=utf-8")
+    items = training_set_select(filters=form.filters())
+    work = Path(tempfile.mkdtemp(prefix="envduels-export-"))
+    try:
+        name = f"envduels-{package_format}-set"
+        rl_package_write(items=items, package_format=package_format, out=work / name,
+                         name=name)
+        archive = shutil.make_archive(str(work / name), "zip", root_dir=work, base_dir=name)
+        handle = open(archive, "rb")  # noqa: SIM115 - FileResponse closes it
+    except PackageError as exc:
+        shutil.rmtree(work, ignore_errors=True)
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    # The directory goes once the archive is open (its data stays readable until closed).
+    shutil.rmtree(work, ignore_errors=True)
+    return FileResponse(handle, as_attachment=True, filename=f"{name}.zip")
+
+
+urlpatterns = [
+    path("flywheel/", flywheel_page, name="flywheel"),
+    path("flywheel/<slug:figure>.csv", flywheel_csv, name="flywheel_csv"),
+    path("flywheel/export/<slug:package_format>/", flywheel_export, name="flywheel_export"),
+]
