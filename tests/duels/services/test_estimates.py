@@ -107,4 +107,4 @@ def test_refresh_stores_each_designs_training_value_for_lists_pages_and_the_api(
     assert listed.index(str(duels[0].env_a.uuid)) < listed.index(str(duels[0].env_b.uuid))
     api = client.get("/api/v1/environments/?sort=training_value").json()
     values = [row["training"]["value"] for row in api["results"]]
-    assert values == sorted(values, reverse=True) and len(values) == 6
+    assert values == sorted(values, reverse=True) and len(values) == 2 * len(duels)
