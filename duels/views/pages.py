@@ -13,7 +13,15 @@ from duels.selectors.dashboard import (
     dashboard_leaderboard,
     dashboard_players,
 )
-from duels.views import duels_pages, environments, episodes, glossary, players, tournaments
+from duels.views import (
+    duels_pages,
+    environments,
+    episodes,
+    glossary,
+    players,
+    search,
+    tournaments,
+)
 
 
 @require_GET
@@ -40,6 +48,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 urlpatterns = [
     path("", home, name="home"),
+    *search.urlpatterns,
     *players.urlpatterns,
     *environments.urlpatterns,
     *duels_pages.urlpatterns,
