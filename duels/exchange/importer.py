@@ -213,7 +213,8 @@ class _Writer:
                 uuid=uuid, episode_id=self.pk("episode", record["episode"]),
                 **_plain(record, "index", "observation", "reply", "action", "reward", "done",
                          "success", "latency_ms", "input_tokens", "output_tokens", "format_error",
-                         "thinking", "cache_read_tokens", "cache_write_tokens"),
+                         "thinking", "cache_read_tokens", "cache_write_tokens", "sandbox_ms",
+                         "cost"),
             )
         if kind == "annotation":
             on_environment = record["target_kind"] == TargetKind.ENVIRONMENT

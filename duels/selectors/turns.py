@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db.models import Count, Sum
+
 from duels.models import Duel, Episode, ModelCall, Step
 from duels.players import prompts
 
@@ -145,3 +147,21 @@ def duel_setter_calls(*, duel: Duel) -> list[SetterCall]:
         )
         for call in calls
     ]
+
+
+def duel_step_totals(*, duel: Duel) -> dict:
+    """Model latency, sandbox time, tokens and cost summed over every step the duel's solvers
+    took (the timeline's sums, per duel), and over its setter calls."""
+    steps = Step.objects.filter(episode__duel=duel).aggregate(
+        steps=Count("id"), latency_ms=Sum("latency_ms"), sandbox_ms=Sum("sandbox_ms"),
+        input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
+        cache_read_tokens=Sum("cache_read_tokens"), cost=Sum("cost"),
+    )
+    setters = ModelCall.objects.filter(duel=duel).aggregate(
+        calls=Count("id"), latency_ms=Sum("latency_ms"), input_tokens=Sum("input_tokens"),
+        output_tokens=Sum("output_tokens"), cost=Sum("cost"),
+    )
+    return {
+        "solver": {name: value or 0 for name, value in steps.items()},
+        "setter": {name: value or 0 for name, value in setters.items()},
+    }

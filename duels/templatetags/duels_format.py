@@ -107,6 +107,15 @@ def thousands(value: int | None) -> str:
 
 
 @register.filter
+def seconds_ms(value: int | None) -> str:
+    """Milliseconds as a person reads them: "850 ms", "12.4 s"."""
+    if value is None or value == "":
+        return "—"
+    milliseconds = int(value)
+    return f"{milliseconds:,} ms" if milliseconds < 10_000 else f"{milliseconds / 1000:,.1f} s"
+
+
+@register.filter
 def tone(value: float | None) -> str:
     """CSS tone class for a signed number: good above zero, bad below."""
     if value is None or value == "":

@@ -10,6 +10,9 @@
 // `<div id="live-reply">` under the current step is free for other scripts to fill; after each
 // batch of steps `envduels:steps` carries `{maxIndex}`, and `envduels:ended` the final status.
 
+import { Finder, highlight } from "./replay_find.js";
+import { Timeline } from "./replay_timeline.js";
+
 const DONE = new Set(["finished", "failed", "cancelled"]);
 const MAX_BACKOFF_MS = 10000;
 const ROW_HEIGHT = 32; // px, must match .transcript-row in app.css
@@ -23,6 +26,13 @@ const PRESENT = 1;
 const DONE_FLAG = 2;
 const SUCCESS_FLAG = 4;
 const FORMAT_ERROR_FLAG = 8;
+// Per-step measures the timeline draws (stored fields of each step), and their sums.
+export const MEASURES = ["latency_ms", "sandbox_ms", "tokens", "cost"];
+
+function measureOf(data, name) {
+  if (name === "tokens") return Number(data.input_tokens || 0) + Number(data.output_tokens || 0);
+  return Number(data[name] || 0);
+}
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -66,6 +76,8 @@ export class StepStore {
     this.rewards = new Float64Array(0);
     this.actions = [];
     this.observations = [];
+    this.measures = Object.fromEntries(MEASURES.map((name) => [name, new Float64Array(0)]));
+    this.totals = Object.fromEntries(MEASURES.map((name) => [name, 0]));
     this.full = new Map(); // insertion order is recency: the first key is dropped first
   }
 
@@ -79,6 +91,11 @@ export class StepStore {
     rewards.set(this.rewards);
     this.flags = flags;
     this.rewards = rewards;
+    MEASURES.forEach((name) => {
+      const grown = new Float64Array(capacity);
+      grown.set(this.measures[name]);
+      this.measures[name] = grown;
+    });
     this.capacity = capacity;
   }
 
@@ -96,6 +113,11 @@ export class StepStore {
     this.rewards[index] = data.reward === null || data.reward === undefined ? NaN : Number(data.reward);
     this.actions[index] = firstLine(data.action, 60);
     this.observations[index] = firstLine(data.observation);
+    MEASURES.forEach((name) => {
+      const value = measureOf(data, name);
+      this.measures[name][index] = value;
+      this.totals[name] += value;
+    });
     this.keep(index, data);
   }
 
@@ -133,6 +155,10 @@ export class Replay {
     this.status = root.dataset.status;
     this.notesUrl = root.dataset.notesUrl;
     this.stepsUrl = root.dataset.stepsUrl;
+    this.searchUrl = root.dataset.searchUrl;
+    this.callUrl = root.dataset.callUrl; // ends in "/steps/0/call/": the index is replaced
+    this.matches = new Set();
+    this.findText = "";
     this.fetching = new Set();
     this.ended = DONE.has(this.status);
     this.steps = new StepStore();
@@ -157,15 +183,46 @@ export class Replay {
     this.follow = root.querySelector("[data-control=follow]");
     this.playButton = root.querySelector("[data-action=play]");
     this.follow.checked = !this.ended && this.target === null;
+    const findForm = root.querySelector("[data-role=find]");
+    this.finder = findForm ? new Finder(this, findForm) : null;
+    const timeline = root.querySelector("[data-role=timeline]");
+    this.timeline = timeline ? new Timeline(this, timeline) : null;
   }
 
   start() {
     document.body.classList.add("js-replay");
     this.root.hidden = false;
     this.bindControls();
+    if (this.finder) this.finder.bind();
+    if (this.timeline) this.timeline.bind();
     this.renderLive();
     this.renderList();
     this.connect();
+  }
+
+  // --- find and jump -----------------------------------------------------------------------
+
+  async searchSteps(text) {
+    const response = await fetch(`${this.searchUrl}?q=${encodeURIComponent(text)}`, {
+      headers: { Accept: "application/json" },
+      credentials: "same-origin",
+    });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(body.error || `the server answered ${response.status}`);
+    return body.indices;
+  }
+
+  setMatches(matches, text) {
+    this.matches = matches;
+    this.findText = text;
+    if (this.current !== null) this.renderStep();
+    this.queueList();
+  }
+
+  jumpTo(index) {
+    this.follow.checked = false;
+    this.pause();
+    this.show(index);
   }
 
   // --- websocket -------------------------------------------------------------------------
@@ -217,6 +274,7 @@ export class Replay {
   afterSteps() {
     document.dispatchEvent(new CustomEvent("envduels:steps", { detail: { maxIndex: this.maxIndex } }));
     this.scrub.max = String(Math.max(this.maxIndex, 0));
+    if (this.timeline) this.timeline.queue();
     this.sizeList(); // before show(): keeping a row in view needs the list's full height
     this.renderCounters();
     if (this.current === null) {
@@ -273,8 +331,13 @@ export class Replay {
     this.queueList();
     const compare = document.querySelector("[data-compare-link]");
     if (compare) compare.hash = `row-${bounded}`; // the comparison opens at this step
-    if (updateHash && window.location.hash !== `#step-${bounded}`) {
-      window.history.replaceState(null, "", `#step-${bounded}`);
+    if (this.timeline) this.timeline.queue();
+    // While following live the address carries no step, so a reload, a revisit or a copied
+    // link follows live too; a step the user chose is in the address.
+    const wanted = this.follow.checked && !this.ended ? "" : `#step-${bounded}`;
+    if (updateHash && window.location.hash !== wanted) {
+      const { pathname, search } = window.location;
+      window.history.replaceState(null, "", `${pathname}${search}${wanted}`);
       this.hashError.hidden = true;
       this.target = null;
     }
@@ -361,7 +424,7 @@ export class Replay {
       this.show(Number(this.scrub.value));
     });
     this.follow.addEventListener("change", () => {
-      if (this.follow.checked) this.show(this.maxIndex);
+      this.show(this.follow.checked ? this.maxIndex : this.current ?? 0);
     });
     this.list.addEventListener("scroll", () => this.queueList(), { passive: true });
     document.addEventListener("keydown", (event) => this.onKey(event));
@@ -387,6 +450,11 @@ export class Replay {
       Home: () => this.move(-Infinity),
       End: () => this.show(this.maxIndex),
     };
+    if (event.key === "/" && this.finder) {
+      event.preventDefault();
+      this.finder.focus();
+      return;
+    }
     const handler = keys[event.key];
     if (!handler) return;
     // Up and down move through the steps inside the transcript only; elsewhere they scroll.
@@ -461,6 +529,8 @@ export class Replay {
     const data = this.steps.payload(index);
     if (data) {
       view.append(renderStep(data, this.notesUrl));
+      if (index > 0 && this.callUrl) view.firstChild.append(this.inspector(index));
+      if (this.findText && this.matches.has(index)) highlight(view, this.findText);
       return;
     }
     if (!this.steps.has(index)) {
@@ -473,6 +543,33 @@ export class Replay {
     view.append(renderStep({ ...summary, reply: "", format_error: formatError }, this.notesUrl));
     view.append(el("p", "small muted", "Loading the full step…"));
     this.fetchAround(index);
+  }
+
+  inspector(index) {
+    // What the model call behind this step received, loaded when opened.
+    const details = el("details", "step-call");
+    const url = this.callUrl.replace(/\/0\/call\/$/, `/${index}/call/`);
+    const summary = el("summary", null, "what the model saw");
+    const page = el("a", "small", "open as a page");
+    page.href = url;
+    details.append(summary, page);
+    details.addEventListener("toggle", async () => {
+      if (!details.open || details.dataset.loaded) return;
+      details.dataset.loaded = "1";
+      const status = el("p", "small muted", "Loading the model call…");
+      details.append(status);
+      try {
+        const response = await fetch(`${url}?partial=1`, { credentials: "same-origin" });
+        if (!response.ok) throw new Error(`the server answered ${response.status}`);
+        // The server escapes every text it puts in this section, as on its own page.
+        const parsed = new DOMParser().parseFromString(await response.text(), "text/html");
+        status.replaceWith(...parsed.body.childNodes);
+      } catch (error) {
+        status.textContent = `Could not load the model call (${error.message}).`;
+        delete details.dataset.loaded;
+      }
+    });
+    return details;
   }
 
   async fetchAround(index) {
@@ -555,6 +652,7 @@ export class Replay {
     }
     if (data.done) row.classList.add(data.success ? "row-passed" : "row-failed");
     if (data.formatError) row.classList.add("row-format-error");
+    if (this.matches.has(index)) row.classList.add("row-match");
     const text = el("span", "row-text");
     if (index > 0) text.append(el("code", "row-action", data.action), document.createTextNode(" → "));
     text.append(document.createTextNode(data.observation));
