@@ -16,7 +16,8 @@ def test_inspector_page_marks_the_hint_and_escapes_everything(owner_client, make
     page = owner_client.get(f"/episodes/{episode.uuid}/steps/2/call/")
     html = page.content.decode()
     assert page.status_code == 200
-    assert '<mark class="hint-text" title="the privileged hint">&lt;b&gt;look left&lt;/b&gt;' in html
+    marked = '<mark class="hint-text" title="the privileged hint">&lt;b&gt;look left&lt;/b&gt;'
+    assert marked in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert" not in html
     assert "contains the hint" in html and "4 messages" in html
     partial = owner_client.get(f"/episodes/{episode.uuid}/steps/2/call/", {"partial": 1})
