@@ -131,11 +131,13 @@ def status_badge(status: str) -> SafeString:
 
 @register.simple_tag
 def success_badge(success: bool | None) -> SafeString:
+    """Passed or not: a normal loss is "not passed" in a calm colour, never the red "failed"
+    that an error (the status) shows."""
     if success is None:
         return format_html('<span class="badge">{}</span>', "no result")
     if success:
         return format_html('<span class="badge ok">{}</span>', "passed")
-    return format_html('<span class="badge bad">{}</span>', "failed")
+    return format_html('<span class="badge lost">{}</span>', "not passed")
 
 
 @register.simple_tag

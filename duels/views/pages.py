@@ -19,6 +19,7 @@ from duels.views import (
     episodes,
     glossary,
     players,
+    replay_files,
     search,
     tournaments,
 )
@@ -49,6 +50,7 @@ def home(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("", home, name="home"),
     *search.urlpatterns,
+    *replay_files.urlpatterns,
     *players.urlpatterns,
     *environments.urlpatterns,
     *duels_pages.urlpatterns,

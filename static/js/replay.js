@@ -11,6 +11,7 @@
 // batch of steps `envduels:steps` carries `{maxIndex}`, and `envduels:ended` the final status.
 
 import { Finder, highlight } from "./replay_find.js";
+import { OfflineEpisode } from "./replay_offline.js";
 import { Timeline } from "./replay_timeline.js";
 
 const DONE = new Set(["finished", "failed", "cancelled"]);
@@ -70,7 +71,8 @@ function stepFromHash() {
 }
 
 export class StepStore {
-  constructor() {
+  constructor(fullCache = FULL_CACHE) {
+    this.fullCache = fullCache;
     this.capacity = 0;
     this.flags = new Uint8Array(0);
     this.rewards = new Float64Array(0);
@@ -124,7 +126,7 @@ export class StepStore {
   keep(index, data) {
     this.full.delete(index);
     this.full.set(index, data);
-    if (this.full.size > FULL_CACHE) this.full.delete(this.full.keys().next().value);
+    if (this.full.size > this.fullCache) this.full.delete(this.full.keys().next().value);
   }
 
   payload(index) {
@@ -151,6 +153,12 @@ export class StepStore {
 export class Replay {
   constructor(root) {
     this.root = root;
+    // A downloaded replay holds its episode in the page: no socket, every step kept.
+    this.offline = root.dataset.offline ? new OfflineEpisode(root) : null;
+    if (this.offline) {
+      root.dataset.episode = this.offline.episode.uuid;
+      root.dataset.status = this.offline.episode.status;
+    }
     this.episode = root.dataset.episode;
     this.status = root.dataset.status;
     this.notesUrl = root.dataset.notesUrl;
@@ -161,7 +169,7 @@ export class Replay {
     this.findText = "";
     this.fetching = new Set();
     this.ended = DONE.has(this.status);
-    this.steps = new StepStore();
+    this.steps = new StepStore(this.offline ? Infinity : FULL_CACHE);
     this.maxIndex = -1;
     this.tokensIn = 0;
     this.tokensOut = 0;
@@ -197,12 +205,24 @@ export class Replay {
     if (this.timeline) this.timeline.bind();
     this.renderLive();
     this.renderList();
+    this.renderWaiting();
     this.connect();
+  }
+
+  renderWaiting() {
+    // Until the first step arrives the pane says what is happening instead of staying empty.
+    if (this.current !== null) return;
+    const text = this.ended
+      ? "This episode ended without any step."
+      : "Waiting for the first step: the sandbox is starting the environment. Steps appear here as they are played.";
+    this.stepView.replaceChildren(el("p", "empty waiting", text));
+    this.renderPosition();
   }
 
   // --- find and jump -----------------------------------------------------------------------
 
   async searchSteps(text) {
+    if (this.offline) return this.offline.search(text);
     const response = await fetch(`${this.searchUrl}?q=${encodeURIComponent(text)}`, {
       headers: { Accept: "application/json" },
       credentials: "same-origin",
@@ -228,6 +248,10 @@ export class Replay {
   // --- websocket -------------------------------------------------------------------------
 
   connect() {
+    if (this.offline) {
+      this.offline.messages().forEach((message) => this.receive(message));
+      return;
+    }
     const scheme = window.location.protocol === "https:" ? "wss" : "ws";
     const url = `${scheme}://${window.location.host}/ws/episodes/${this.episode}/?since=${this.maxIndex}`;
     const socket = new WebSocket(url);
@@ -308,6 +332,7 @@ export class Replay {
     this.renderCounters(message);
     this.renderEnd(message.end);
     if (this.current === null) this.show(0, { updateHash: false });
+    this.renderWaiting();
     if (this.target !== null) {
       if (this.steps.has(this.target)) this.show(this.target);
       else this.reportTarget();
@@ -530,6 +555,8 @@ export class Replay {
     if (data) {
       view.append(renderStep(data, this.notesUrl));
       if (index > 0 && this.callUrl) view.firstChild.append(this.inspector(index));
+      const notes = this.offline && this.offline.stepNotes(index);
+      if (notes) view.firstChild.append(notes);
       if (this.findText && this.matches.has(index)) highlight(view, this.findText);
       return;
     }
@@ -658,7 +685,9 @@ export class Replay {
     text.append(document.createTextNode(data.observation));
     row.append(text);
     if (index > 0) row.append(el("span", "row-reward", formatReward(data.reward)));
-    if (data.done) row.append(el("span", data.success ? "badge ok" : "badge bad", data.success ? "passed" : "failed"));
+    if (data.done) row.append(el("span", data.success ? "badge ok" : "badge lost", data.success ? "passed" : "not passed"));
+    if (this.offline && this.offline.notesByStep.has(index)) row.append(el("span", "badge tag", "note"));
+    if (!this.notesUrl) return row;
     const note = el("a", "row-note", "note");
     note.href = `${this.notesUrl}?step=${index}`;
     note.setAttribute("aria-label", `note on ${stepLabel(index)}`);
@@ -685,7 +714,7 @@ export function renderStep(data, notesUrl) {
   if (data.index > 0) {
     head.append(el("span", "small muted", `reward ${formatReward(data.reward)}`));
     if (data.done) {
-      head.append(el("span", data.success ? "badge ok" : "badge bad", data.success ? "passed" : "failed"));
+      head.append(el("span", data.success ? "badge ok" : "badge lost", data.success ? "passed" : "not passed"));
     }
     if (data.latency_ms !== undefined) {
       head.append(
@@ -725,4 +754,8 @@ export function renderStep(data, notesUrl) {
 }
 
 const root = document.getElementById("replay");
-if (root) new Replay(root).start();
+if (root) {
+  const replay = new Replay(root);
+  if (replay.offline) replay.offline.render();
+  replay.start();
+}

@@ -56,7 +56,7 @@ export class Finder {
       this.next(1);
     });
     this.form.querySelector("[data-action=find-previous]").addEventListener("click", () => this.next(-1));
-    this.form.querySelector("[data-action=find-next]").addEventListener("click", () => this.next(1));
+    // The "next" button is the form's submit button: Enter and clicks both arrive as submit.
     this.input.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && event.shiftKey) {
         event.preventDefault();

@@ -6,6 +6,8 @@ envduels: the exchange format (docs/exchange-format.md); filters narrow to duels
 pass rates.
 chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition hinted|unhinted,
 --thinking to keep each reply's reasoning as `reasoning_content`).
+html: one self-contained replay file (opens from disk, no server) of --episode UUID (repeat it
+for a compare pair) or of every episode of --duel UUID.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from duels.exchange.html_replay import ReplayExportError, replay_html, replay_scope
 from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
 from duels.exchange.streams import FORMATS, ExportRequest, export_lines
 from duels.models import Condition, Outcome, Status
+from duels.wording import count_noun
 
 
 def export_request(options: dict[str, Any]) -> ExportRequest:
@@ -50,7 +54,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--out", required=True, help="File to write ('-' for stdout).")
-        parser.add_argument("--format", choices=FORMATS, default="envduels")
+        parser.add_argument("--format", choices=(*FORMATS, "html"), default="envduels")
+        parser.add_argument("--episode", action="append", default=[],
+                            help="html: an episode to put in the replay file (repeatable).")
+        parser.add_argument("--duel", default="", help="html: every episode of this duel.")
         parser.add_argument("--player", default="", help="Duels with this player (name or uuid).")
         parser.add_argument("--tournament", default="", help="Duels of this tournament (uuid).")
         parser.add_argument("--status", default="", choices=["", *Status.values])
@@ -67,6 +74,9 @@ class Command(BaseCommand):
                             help="chat: keep each reply's reasoning (reasoning_content).")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["format"] == "html":
+            self.write_replay(options)
+            return
         lines = export_lines(request=export_request(options))
         count = 0
         if options["out"] == "-":
@@ -82,3 +92,24 @@ class Command(BaseCommand):
             except OSError as exc:
                 raise CommandError(f"cannot write {options['out']}: {exc}") from exc
             self.stderr.write(f"wrote {count} lines to {options['out']}")
+
+    def write_replay(self, options: dict[str, Any]) -> None:
+        try:
+            episodes, title = replay_scope(episode_uuids=options["episode"],
+                                           duel_uuid=options["duel"])
+            text = replay_html(episodes=episodes, title=title)
+        except ReplayExportError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["out"] == "-":
+            sys.stdout.write(text)
+            return
+        try:
+            with open(options["out"], "w", encoding="utf-8", newline="\n") as out:
+                out.write(text)
+        except OSError as exc:
+            raise CommandError(f"cannot write {options['out']}: {exc}") from exc
+        steps = sum(episode.steps for episode in episodes)
+        self.stderr.write(
+            f"wrote a replay of {count_noun(len(episodes), 'episode')} "
+            f"({count_noun(steps, 'step')}, {len(text.encode()):,} bytes) to {options['out']}"
+        )
