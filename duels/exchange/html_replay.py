@@ -22,7 +22,8 @@ from duels.selectors.episodes import episode_state, episode_steps_after
 from duels.templatetags.duels_format import env_name
 
 # The viewer's modules, dependencies first; their `import` lines go, as all share one script.
-SCRIPTS = ("js/replay_find.js", "js/replay_timeline.js", "js/replay_offline.js", "js/replay.js")
+SCRIPTS = ("js/replay_dom.js", "js/replay_find.js", "js/replay_timeline.js",
+           "js/replay_offline.js", "js/replay.js")
 STYLES = ("css/app.css",)
 _IMPORT = re.compile(r"^import .*? from \"\./[a-z_]+\.js\";\n", re.MULTILINE)
 MAX_STEPS_PER_EPISODE = 1_000_000

@@ -10,6 +10,7 @@
 // `<div id="live-reply">` under the current step is free for other scripts to fill; after each
 // batch of steps `envduels:steps` carries `{maxIndex}`, and `envduels:ended` the final status.
 
+import { el } from "./replay_dom.js";
 import { Finder, highlight } from "./replay_find.js";
 import { OfflineEpisode } from "./replay_offline.js";
 import { Timeline } from "./replay_timeline.js";
@@ -35,12 +36,6 @@ function measureOf(data, name) {
   return Number(data[name] || 0);
 }
 
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
 
 function formatInt(value) {
   return Number(value || 0).toLocaleString("en-US");

@@ -3,12 +3,7 @@
 // ?episode=<uuid> (the first otherwise), fills the header, the episode picker and the notes, and
 // answers the replay's searches from the steps it holds. Every text is set with textContent.
 
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
+import { el } from "./replay_dom.js";
 
 const SEARCHED = ["reply", "action", "observation", "thinking"];
 

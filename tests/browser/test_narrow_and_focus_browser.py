@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from duels.models import Annotation, Status, TargetKind
+from duels.models import Annotation, Duel, Status, TargetKind
 from tests import factories
 from tests.helpers.browser import BrowserTestCase
 
@@ -68,7 +68,8 @@ class FocusAndNotesBrowserTest(BrowserTestCase):
         assert tag, "after the skip link, Tab moves inside the page, not through the nav"
 
     def test_focus_survives_the_live_duel_refresh(self):
-        duel = factories.finished_duel(status=Status.RUNNING, outcome=None)
+        duel = factories.finished_duel()
+        Duel.objects.filter(pk=duel.pk).update(status=Status.RUNNING, outcome=None)
         self.sign_in("keyboard", "keyboard-pass-123")
         self.page.goto(self.url(f"/duels/{duel.uuid}/"))
         link = self.page.locator("#duel-live a[href*='/compare/']").first

@@ -27,7 +27,7 @@ class ReplayFileBrowserTest(BrowserTestCase):
         duel = factories.finished_duel()
         first, second = duel.episodes.order_by("pk")[:2]
         Step.objects.filter(episode=first, index=1).update(
-            observation="<b>salt</b> #4000 </script>", thinking="weigh the salt")
+            observation="<b>a</b> salt #4000 </script>", thinking="weigh the salt")
         author = get_user_model().objects.create_user("reviewer")
         Annotation.objects.create(target_kind=TargetKind.STEP, episode=first, step_index=1,
                                   author=author, text="<i>look</i> at this step")
@@ -51,7 +51,7 @@ class ReplayFileBrowserTest(BrowserTestCase):
             self.wait_for_position("step 1 of 1")
             assert self.page.inner_text("[data-role=find-status]") == "1 of 1 step"
             step = self.page.locator("[data-role=step]")
-            assert "<b>salt</b> #4000 </script>" in step.inner_text()
+            assert "<b>a</b> salt #4000 </script>" in step.inner_text()
             assert step.locator("mark.find-hit").first.inner_text() == "salt #4000"
             notes = step.locator(".step-notes").inner_text()
             assert "reviewer: <i>look</i> at this step" in notes
