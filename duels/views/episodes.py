@@ -22,6 +22,7 @@ from duels.selectors.episodes import (
     episode_steps_edges,
     episode_steps_window,
 )
+from duels.selectors.compare_many import episode_runs_compare
 from duels.selectors.turns import step_model_call
 from duels.views.errors import LARGEST_NUMBER, param_int, param_uuid
 
@@ -92,6 +93,15 @@ def episode_step_call(request: HttpRequest, episode_uuid: UUID, index: int) -> H
     if request.GET.get("partial"):
         return render(request, "duels/turns/_call.html", {"call": call})
     return render(request, "duels/turns/call.html", {"call": call, "episode": episode})
+
+
+@require_GET
+@login_required
+def episode_compare_runs(request: HttpRequest, episode_uuid: UUID) -> HttpResponse:
+    """Every run of this episode's environment and seed in aligned columns."""
+    episode = episode_get(episode_uuid=episode_uuid)
+    context = {"episode": episode, **episode_runs_compare(episode=episode)}
+    return render(request, "duels/episodes/compare_runs.html", context)
 
 
 def _compare_page(request: HttpRequest, left: Episode, right: Episode) -> HttpResponse:
@@ -179,5 +189,6 @@ urlpatterns = [
         episode_compare_counterpart,
         name="episode_compare",
     ),
+    path("episodes/<uuid:episode_uuid>/runs/", episode_compare_runs, name="episode_runs"),
     path("compare/", compare, name="compare"),
 ]

@@ -56,7 +56,7 @@ class ReplayFileBrowserTest(BrowserTestCase):
             notes = step.locator(".step-notes").inner_text()
             assert "reviewer: <i>look</i> at this step" in notes
             assert "<i>look</i> at this step" in self.page.inner_text("[data-offline=notes]")
-            self.page.keyboard.press("Home")
+            self.page.click("[data-action=first]")
             self.wait_for_position("reset of 1")
             # The picker opens the other run from the same file.
             self.page.select_option("[data-offline=picker] select", str(second.uuid))
