@@ -11,6 +11,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
 from duels.models import Episode
+from duels.selectors.compare_many import episode_runs_compare
 from duels.selectors.episode_end import episode_end_summary
 from duels.selectors.episodes import (
     episode_compare,
@@ -22,7 +23,6 @@ from duels.selectors.episodes import (
     episode_steps_edges,
     episode_steps_window,
 )
-from duels.selectors.compare_many import episode_runs_compare
 from duels.selectors.turns import step_model_call
 from duels.views.errors import LARGEST_NUMBER, param_int, param_uuid
 
