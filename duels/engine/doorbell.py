@@ -153,6 +153,8 @@ def step_data(*, episode: Episode, step: Step) -> dict[str, Any]:
         "thinking": step.thinking,
         "cache_read_tokens": step.cache_read_tokens,
         "cache_write_tokens": step.cache_write_tokens,
+        "sandbox_ms": step.sandbox_ms,
+        "cost": step.cost,
     }
 
 

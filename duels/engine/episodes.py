@@ -132,7 +132,7 @@ def episode_record_step(
             reward=reward, done=done, success=success, latency_ms=latency_ms,
             input_tokens=input_tokens, output_tokens=output_tokens, format_error=format_error,
             thinking=thinking, cache_read_tokens=cache_read_tokens,
-            cache_write_tokens=cache_write_tokens,
+            cache_write_tokens=cache_write_tokens, sandbox_ms=sandbox_ms, cost=cost,
         )
         if cost and episode.duel_id:
             Duel.objects.filter(pk=episode.duel_id).update(cost=F("cost") + cost)

@@ -165,6 +165,9 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("thinking", "str", optional=True, default=""),
         _f("cache_read_tokens", "int", optional=True, default=0, **_NONNEG),
         _f("cache_write_tokens", "int", optional=True, default=0, **_NONNEG),
+        # Optional: time inside the environment's call, and the model call's cost (USD).
+        _f("sandbox_ms", "int", optional=True, default=0, **_NONNEG),
+        _f("cost", "number", optional=True, default=0.0, **_NONNEG),
     ),
     "annotation": (
         _f("target_kind", "str", choices=tuple(TargetKind.values)),

@@ -37,6 +37,7 @@ from duels.models import (
     Tournament,
     TransferResult,
 )
+from duels.wording import count_noun
 
 __all__ = ["ExchangeImportError", "ImportReport", "exchange_import", "exchange_validate"]
 
@@ -53,8 +54,10 @@ class ImportReport:
         return sum(self.created.values())
 
     def summary(self) -> str:
-        made = ", ".join(f"{n} {kind}" for kind, n in self.created.items() if n) or "nothing new"
-        return f"imported {made}; {sum(self.skipped.values())} already present"
+        made = ", ".join(
+            count_noun(n, kind) for kind, n in self.created.items() if n
+        ) or "nothing new"
+        return f"imported {made}; {sum(self.skipped.values()):,} already present"
 
 
 # --- pass 2: writing -----------------------------------------------------------------------------
@@ -213,7 +216,8 @@ class _Writer:
                 uuid=uuid, episode_id=self.pk("episode", record["episode"]),
                 **_plain(record, "index", "observation", "reply", "action", "reward", "done",
                          "success", "latency_ms", "input_tokens", "output_tokens", "format_error",
-                         "thinking", "cache_read_tokens", "cache_write_tokens"),
+                         "thinking", "cache_read_tokens", "cache_write_tokens", "sandbox_ms",
+                         "cost"),
             )
         if kind == "annotation":
             on_environment = record["target_kind"] == TargetKind.ENVIRONMENT

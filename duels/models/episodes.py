@@ -159,6 +159,10 @@ class Step(models.Model):
     thinking = models.TextField(blank=True)
     cache_read_tokens = models.PositiveIntegerField(default=0)
     cache_write_tokens = models.PositiveIntegerField(default=0)
+    # Time inside the environment's own call for this step, and what the model call cost (USD):
+    # the replay's timeline reads them per step.
+    sandbox_ms = models.PositiveIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -30,6 +30,8 @@ STEP_FIELDS = (
     "thinking",
     "cache_read_tokens",
     "cache_write_tokens",
+    "sandbox_ms",
+    "cost",
 )
 
 

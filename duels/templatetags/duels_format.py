@@ -107,6 +107,15 @@ def thousands(value: int | None) -> str:
 
 
 @register.filter
+def seconds_ms(value: int | None) -> str:
+    """Milliseconds as a person reads them: "850 ms", "12.4 s"."""
+    if value is None or value == "":
+        return "—"
+    milliseconds = int(value)
+    return f"{milliseconds:,} ms" if milliseconds < 10_000 else f"{milliseconds / 1000:,.1f} s"
+
+
+@register.filter
 def tone(value: float | None) -> str:
     """CSS tone class for a signed number: good above zero, bad below."""
     if value is None or value == "":
@@ -122,11 +131,13 @@ def status_badge(status: str) -> SafeString:
 
 @register.simple_tag
 def success_badge(success: bool | None) -> SafeString:
+    """Passed or not: a normal loss is "not passed" in a calm colour, never the red "failed"
+    that an error (the status) shows."""
     if success is None:
         return format_html('<span class="badge">{}</span>', "no result")
     if success:
         return format_html('<span class="badge ok">{}</span>', "passed")
-    return format_html('<span class="badge bad">{}</span>', "failed")
+    return format_html('<span class="badge lost">{}</span>', "not passed")
 
 
 @register.simple_tag

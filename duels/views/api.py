@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
+from urllib.parse import urlencode
 from uuid import UUID
 
 from django.core.exceptions import BadRequest
@@ -40,6 +41,7 @@ from duels.models import (
     Status,
     TargetKind,
 )
+from duels.selectors.search import SearchQueryError, transcripts_search
 from duels.services.analytics import analytics_for_reader
 from duels.services.api_tokens import api_token_authenticate
 from duels.views.api_json import (
@@ -176,7 +178,7 @@ def _get(queryset: QuerySet, uuid: UUID, what: str) -> Any:
 
 @api_view
 def index(request: HttpRequest) -> dict[str, Any]:
-    names = ["players", "environments", "duels", "episodes", "annotations", "analytics"]
+    names = ["players", "environments", "duels", "episodes", "annotations", "analytics", "search"]
     return {
         "version": "v1",
         "endpoints": {
@@ -285,6 +287,43 @@ def episodes(request: HttpRequest) -> dict[str, Any]:
 
 
 @api_view
+def search(request: HttpRequest) -> dict[str, Any]:
+    """Steps of any episode holding every word of `q`, newest first; `before` pages on."""
+    allowed = ("q", "before")
+    unknown = sorted(set(request.GET) - set(allowed))
+    if unknown:
+        raise ApiError(f"unknown parameter {unknown[0]!r}; search accepts: {', '.join(allowed)}")
+    before = request.GET.get("before", "")
+    try:
+        page = transcripts_search(
+            query=request.GET.get("q", ""),
+            before=_int_param(request, "before", 1) if before else None,
+        )
+    except SearchQueryError as exc:
+        raise ApiError(str(exc)) from None
+    return {
+        "query": page.query,
+        "results": [
+            {
+                "episode": str(hit.step.episode.uuid), "index": hit.step.index,
+                "duel": str(hit.step.episode.duel.uuid) if hit.step.episode.duel else None,
+                "solver": hit.step.episode.solver.name,
+                "environment": str(hit.step.episode.environment.uuid),
+                "condition": hit.step.episode.condition, "seed": hit.step.episode.seed,
+                "field": hit.field, "snippet": f"{hit.before}{hit.match}{hit.after}",
+                "match": hit.match,
+            }
+            for hit in page.hits
+        ],
+        "next": (
+            reverse("duels:api:search")
+            + "?" + urlencode({"q": page.query, "before": page.next_before})
+            if page.next_before else None
+        ),
+    }
+
+
+@api_view
 def episode_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
     """The episode and one page of its steps (`?page=`, `?page_size=` page the steps)."""
     episode = _get(Episode.objects.select_related(*_EPISODE_RELATED), uuid, "episode")
@@ -343,6 +382,7 @@ urlpatterns = [
     path("duels/<uuid:uuid>/", duel_detail, name="duel"),
     path("episodes/", episodes, name="episodes"),
     path("episodes/<uuid:uuid>/", episode_detail, name="episode"),
+    path("search/", search, name="search"),
     path("annotations/", annotations, name="annotations"),
     path("annotations/<uuid:uuid>/", annotation_detail, name="annotation"),
     path("analytics/", analytics, name="analytics"),

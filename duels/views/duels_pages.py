@@ -17,6 +17,7 @@ from duels.forms import DuelFilterForm, DuelTriggerForm, filter_form_problems
 from duels.selectors.compliance import duel_format_errors
 from duels.selectors.duel_explain import duel_explanation
 from duels.selectors.duels import duel_get, duel_halves, duel_list
+from duels.selectors.turns import duel_setter_calls, duel_step_totals
 from duels.services.access import DUEL_CANCEL_DENIED, duel_can_cancel
 from duels.services.duels import DuelRateLimited, duel_rate_limit_message, duel_start_for_user
 from duels.views.common import cancel_confirmed, paginate
@@ -49,6 +50,9 @@ def duel_detail(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
         "can_cancel": duel_can_cancel(duel=duel, user=request.user),
         "format_errors": duel_format_errors(duel=duel),
     }
+    if not template.endswith("#duel-live"):  # the live refresh redraws only its own part
+        context["setter_calls"] = duel_setter_calls(duel=duel)
+        context["totals"] = duel_step_totals(duel=duel)
     return render(request, template, context)
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from uuid import UUID
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
 from duels.models import Episode
+from duels.selectors.compare_many import episode_runs_compare
 from duels.selectors.episode_end import episode_end_summary
 from duels.selectors.episodes import (
     episode_compare,
@@ -22,6 +23,7 @@ from duels.selectors.episodes import (
     episode_steps_edges,
     episode_steps_window,
 )
+from duels.selectors.turns import step_model_call
 from duels.views.errors import LARGEST_NUMBER, param_int, param_uuid
 
 WINDOW_SIZE = 20
@@ -76,6 +78,30 @@ def episode_steps_json(request: HttpRequest, episode_uuid: UUID) -> JsonResponse
                       maximum=STEPS_PER_FETCH)
     steps = episode_steps_after(episode_pk=episode.pk, since=start - 1, limit=count)
     return JsonResponse({"episode": str(episode.uuid), "steps": steps})
+
+
+@require_GET
+@login_required
+def episode_step_call(request: HttpRequest, episode_uuid: UUID, index: int) -> HttpResponse:
+    """The messages the model call behind step `index` received, and its raw reply.
+
+    `?partial=1` answers the inspector section alone (the replay opens it in place)."""
+    episode = episode_get(episode_uuid=episode_uuid)
+    call = step_model_call(episode=episode, index=index)
+    if call is None:
+        raise Http404(f"Step {index} of this episode has no model call (the reset has none).")
+    if request.GET.get("partial"):
+        return render(request, "duels/turns/_call.html", {"call": call})
+    return render(request, "duels/turns/call.html", {"call": call, "episode": episode})
+
+
+@require_GET
+@login_required
+def episode_compare_runs(request: HttpRequest, episode_uuid: UUID) -> HttpResponse:
+    """Every run of this episode's environment and seed in aligned columns."""
+    episode = episode_get(episode_uuid=episode_uuid)
+    context = {"episode": episode, **episode_runs_compare(episode=episode)}
+    return render(request, "duels/episodes/compare_runs.html", context)
 
 
 def _compare_page(request: HttpRequest, left: Episode, right: Episode) -> HttpResponse:
@@ -154,9 +180,15 @@ urlpatterns = [
     path("episodes/<uuid:episode_uuid>/", episode_detail, name="episode_detail"),
     path("episodes/<uuid:episode_uuid>/steps.json", episode_steps_json, name="episode_steps"),
     path(
+        "episodes/<uuid:episode_uuid>/steps/<int:index>/call/",
+        episode_step_call,
+        name="episode_step_call",
+    ),
+    path(
         "episodes/<uuid:episode_uuid>/compare/",
         episode_compare_counterpart,
         name="episode_compare",
     ),
+    path("episodes/<uuid:episode_uuid>/runs/", episode_compare_runs, name="episode_runs"),
     path("compare/", compare, name="compare"),
 ]

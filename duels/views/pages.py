@@ -14,7 +14,16 @@ from duels.selectors.dashboard import (
     dashboard_leaderboard,
     dashboard_players,
 )
-from duels.views import duels_pages, environments, episodes, glossary, players, tournaments
+from duels.views import (
+    duels_pages,
+    environments,
+    episodes,
+    glossary,
+    players,
+    replay_files,
+    search,
+    tournaments,
+)
 
 
 @require_GET
@@ -42,6 +51,8 @@ def home(request: HttpRequest) -> HttpResponse:
 
 urlpatterns = [
     path("", home, name="home"),
+    *search.urlpatterns,
+    *replay_files.urlpatterns,
     *players.urlpatterns,
     *environments.urlpatterns,
     *duels_pages.urlpatterns,

@@ -10,6 +10,11 @@
 // `<div id="live-reply">` under the current step is free for other scripts to fill; after each
 // batch of steps `envduels:steps` carries `{maxIndex}`, and `envduels:ended` the final status.
 
+import { el } from "./replay_dom.js";
+import { Finder, highlight } from "./replay_find.js";
+import { OfflineEpisode } from "./replay_offline.js";
+import { Timeline } from "./replay_timeline.js";
+
 const DONE = new Set(["finished", "failed", "cancelled"]);
 const MAX_BACKOFF_MS = 10000;
 const ROW_HEIGHT = 32; // px, must match .transcript-row in app.css
@@ -23,13 +28,14 @@ const PRESENT = 1;
 const DONE_FLAG = 2;
 const SUCCESS_FLAG = 4;
 const FORMAT_ERROR_FLAG = 8;
+// Per-step measures the timeline draws (stored fields of each step), and their sums.
+export const MEASURES = ["latency_ms", "sandbox_ms", "tokens", "cost"];
 
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
+function measureOf(data, name) {
+  if (name === "tokens") return Number(data.input_tokens || 0) + Number(data.output_tokens || 0);
+  return Number(data[name] || 0);
 }
+
 
 function formatInt(value) {
   return Number(value || 0).toLocaleString("en-US");
@@ -60,12 +66,15 @@ function stepFromHash() {
 }
 
 export class StepStore {
-  constructor() {
+  constructor(fullCache = FULL_CACHE) {
+    this.fullCache = fullCache;
     this.capacity = 0;
     this.flags = new Uint8Array(0);
     this.rewards = new Float64Array(0);
     this.actions = [];
     this.observations = [];
+    this.measures = Object.fromEntries(MEASURES.map((name) => [name, new Float64Array(0)]));
+    this.totals = Object.fromEntries(MEASURES.map((name) => [name, 0]));
     this.full = new Map(); // insertion order is recency: the first key is dropped first
   }
 
@@ -79,6 +88,11 @@ export class StepStore {
     rewards.set(this.rewards);
     this.flags = flags;
     this.rewards = rewards;
+    MEASURES.forEach((name) => {
+      const grown = new Float64Array(capacity);
+      grown.set(this.measures[name]);
+      this.measures[name] = grown;
+    });
     this.capacity = capacity;
   }
 
@@ -96,13 +110,18 @@ export class StepStore {
     this.rewards[index] = data.reward === null || data.reward === undefined ? NaN : Number(data.reward);
     this.actions[index] = firstLine(data.action, 60);
     this.observations[index] = firstLine(data.observation);
+    MEASURES.forEach((name) => {
+      const value = measureOf(data, name);
+      this.measures[name][index] = value;
+      this.totals[name] += value;
+    });
     this.keep(index, data);
   }
 
   keep(index, data) {
     this.full.delete(index);
     this.full.set(index, data);
-    if (this.full.size > FULL_CACHE) this.full.delete(this.full.keys().next().value);
+    if (this.full.size > this.fullCache) this.full.delete(this.full.keys().next().value);
   }
 
   payload(index) {
@@ -129,13 +148,23 @@ export class StepStore {
 export class Replay {
   constructor(root) {
     this.root = root;
+    // A downloaded replay holds its episode in the page: no socket, every step kept.
+    this.offline = root.dataset.offline ? new OfflineEpisode(root) : null;
+    if (this.offline) {
+      root.dataset.episode = this.offline.episode.uuid;
+      root.dataset.status = this.offline.episode.status;
+    }
     this.episode = root.dataset.episode;
     this.status = root.dataset.status;
     this.notesUrl = root.dataset.notesUrl;
     this.stepsUrl = root.dataset.stepsUrl;
+    this.searchUrl = root.dataset.searchUrl;
+    this.callUrl = root.dataset.callUrl; // ends in "/steps/0/call/": the index is replaced
+    this.matches = new Set();
+    this.findText = "";
     this.fetching = new Set();
     this.ended = DONE.has(this.status);
-    this.steps = new StepStore();
+    this.steps = new StepStore(this.offline ? Infinity : FULL_CACHE);
     this.maxIndex = -1;
     this.tokensIn = 0;
     this.tokensOut = 0;
@@ -157,20 +186,67 @@ export class Replay {
     this.follow = root.querySelector("[data-control=follow]");
     this.playButton = root.querySelector("[data-action=play]");
     this.follow.checked = !this.ended && this.target === null;
+    const findForm = root.querySelector("[data-role=find]");
+    this.finder = findForm ? new Finder(this, findForm) : null;
+    const timeline = root.querySelector("[data-role=timeline]");
+    this.timeline = timeline ? new Timeline(this, timeline) : null;
   }
 
   start() {
     document.body.classList.add("js-replay");
     this.root.hidden = false;
     this.bindControls();
+    if (this.finder) this.finder.bind();
+    if (this.timeline) this.timeline.bind();
     this.renderLive();
     this.renderList();
+    this.renderWaiting();
     this.connect();
+  }
+
+  renderWaiting() {
+    // Until the first step arrives the pane says what is happening instead of staying empty.
+    if (this.current !== null) return;
+    const text = this.ended
+      ? "This episode ended without any step."
+      : "Waiting for the first step: the sandbox is starting the environment. Steps appear here as they are played.";
+    this.stepView.replaceChildren(el("p", "empty waiting", text));
+    this.renderPosition();
+  }
+
+  // --- find and jump -----------------------------------------------------------------------
+
+  async searchSteps(text) {
+    if (this.offline) return this.offline.search(text);
+    const response = await fetch(`${this.searchUrl}?q=${encodeURIComponent(text)}`, {
+      headers: { Accept: "application/json" },
+      credentials: "same-origin",
+    });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(body.error || `the server answered ${response.status}`);
+    return body.indices;
+  }
+
+  setMatches(matches, text) {
+    this.matches = matches;
+    this.findText = text;
+    if (this.current !== null) this.renderStep();
+    this.queueList();
+  }
+
+  jumpTo(index) {
+    this.follow.checked = false;
+    this.pause();
+    this.show(index);
   }
 
   // --- websocket -------------------------------------------------------------------------
 
   connect() {
+    if (this.offline) {
+      this.offline.messages().forEach((message) => this.receive(message));
+      return;
+    }
     const scheme = window.location.protocol === "https:" ? "wss" : "ws";
     const url = `${scheme}://${window.location.host}/ws/episodes/${this.episode}/?since=${this.maxIndex}`;
     const socket = new WebSocket(url);
@@ -217,6 +293,7 @@ export class Replay {
   afterSteps() {
     document.dispatchEvent(new CustomEvent("envduels:steps", { detail: { maxIndex: this.maxIndex } }));
     this.scrub.max = String(Math.max(this.maxIndex, 0));
+    if (this.timeline) this.timeline.queue();
     this.sizeList(); // before show(): keeping a row in view needs the list's full height
     this.renderCounters();
     if (this.current === null) {
@@ -250,6 +327,7 @@ export class Replay {
     this.renderCounters(message);
     this.renderEnd(message.end);
     if (this.current === null) this.show(0, { updateHash: false });
+    this.renderWaiting();
     if (this.target !== null) {
       if (this.steps.has(this.target)) this.show(this.target);
       else this.reportTarget();
@@ -273,8 +351,13 @@ export class Replay {
     this.queueList();
     const compare = document.querySelector("[data-compare-link]");
     if (compare) compare.hash = `row-${bounded}`; // the comparison opens at this step
-    if (updateHash && window.location.hash !== `#step-${bounded}`) {
-      window.history.replaceState(null, "", `#step-${bounded}`);
+    if (this.timeline) this.timeline.queue();
+    // While following live the address carries no step, so a reload, a revisit or a copied
+    // link follows live too; a step the user chose is in the address.
+    const wanted = this.follow.checked && !this.ended ? "" : `#step-${bounded}`;
+    if (updateHash && window.location.hash !== wanted) {
+      const { pathname, search } = window.location;
+      window.history.replaceState(null, "", `${pathname}${search}${wanted}`);
       this.hashError.hidden = true;
       this.target = null;
     }
@@ -361,7 +444,7 @@ export class Replay {
       this.show(Number(this.scrub.value));
     });
     this.follow.addEventListener("change", () => {
-      if (this.follow.checked) this.show(this.maxIndex);
+      this.show(this.follow.checked ? this.maxIndex : this.current ?? 0);
     });
     this.list.addEventListener("scroll", () => this.queueList(), { passive: true });
     document.addEventListener("keydown", (event) => this.onKey(event));
@@ -387,6 +470,11 @@ export class Replay {
       Home: () => this.move(-Infinity),
       End: () => this.show(this.maxIndex),
     };
+    if (event.key === "/" && this.finder) {
+      event.preventDefault();
+      this.finder.focus();
+      return;
+    }
     const handler = keys[event.key];
     if (!handler) return;
     // Up and down move through the steps inside the transcript only; elsewhere they scroll.
@@ -461,6 +549,10 @@ export class Replay {
     const data = this.steps.payload(index);
     if (data) {
       view.append(renderStep(data, this.notesUrl));
+      if (index > 0 && this.callUrl) view.firstChild.append(this.inspector(index));
+      const notes = this.offline && this.offline.stepNotes(index);
+      if (notes) view.firstChild.append(notes);
+      if (this.findText && this.matches.has(index)) highlight(view, this.findText);
       return;
     }
     if (!this.steps.has(index)) {
@@ -473,6 +565,33 @@ export class Replay {
     view.append(renderStep({ ...summary, reply: "", format_error: formatError }, this.notesUrl));
     view.append(el("p", "small muted", "Loading the full step…"));
     this.fetchAround(index);
+  }
+
+  inspector(index) {
+    // What the model call behind this step received, loaded when opened.
+    const details = el("details", "step-call");
+    const url = this.callUrl.replace(/\/0\/call\/$/, `/${index}/call/`);
+    const summary = el("summary", null, "what the model saw");
+    const page = el("a", "small", "open as a page");
+    page.href = url;
+    details.append(summary, page);
+    details.addEventListener("toggle", async () => {
+      if (!details.open || details.dataset.loaded) return;
+      details.dataset.loaded = "1";
+      const status = el("p", "small muted", "Loading the model call…");
+      details.append(status);
+      try {
+        const response = await fetch(`${url}?partial=1`, { credentials: "same-origin" });
+        if (!response.ok) throw new Error(`the server answered ${response.status}`);
+        // The server escapes every text it puts in this section, as on its own page.
+        const parsed = new DOMParser().parseFromString(await response.text(), "text/html");
+        status.replaceWith(...parsed.body.childNodes);
+      } catch (error) {
+        status.textContent = `Could not load the model call (${error.message}).`;
+        delete details.dataset.loaded;
+      }
+    });
+    return details;
   }
 
   async fetchAround(index) {
@@ -555,12 +674,15 @@ export class Replay {
     }
     if (data.done) row.classList.add(data.success ? "row-passed" : "row-failed");
     if (data.formatError) row.classList.add("row-format-error");
+    if (this.matches.has(index)) row.classList.add("row-match");
     const text = el("span", "row-text");
     if (index > 0) text.append(el("code", "row-action", data.action), document.createTextNode(" → "));
     text.append(document.createTextNode(data.observation));
     row.append(text);
     if (index > 0) row.append(el("span", "row-reward", formatReward(data.reward)));
-    if (data.done) row.append(el("span", data.success ? "badge ok" : "badge bad", data.success ? "passed" : "failed"));
+    if (data.done) row.append(el("span", data.success ? "badge ok" : "badge lost", data.success ? "passed" : "not passed"));
+    if (this.offline && this.offline.notesByStep.has(index)) row.append(el("span", "badge tag", "note"));
+    if (!this.notesUrl) return row;
     const note = el("a", "row-note", "note");
     note.href = `${this.notesUrl}?step=${index}`;
     note.setAttribute("aria-label", `note on ${stepLabel(index)}`);
@@ -587,7 +709,7 @@ export function renderStep(data, notesUrl) {
   if (data.index > 0) {
     head.append(el("span", "small muted", `reward ${formatReward(data.reward)}`));
     if (data.done) {
-      head.append(el("span", data.success ? "badge ok" : "badge bad", data.success ? "passed" : "failed"));
+      head.append(el("span", data.success ? "badge ok" : "badge lost", data.success ? "passed" : "not passed"));
     }
     if (data.latency_ms !== undefined) {
       head.append(
@@ -636,4 +758,8 @@ export function renderStep(data, notesUrl) {
 }
 
 const root = document.getElementById("replay");
-if (root) new Replay(root).start();
+if (root) {
+  const replay = new Replay(root);
+  if (replay.offline) replay.offline.render();
+  replay.start();
+}

@@ -62,6 +62,7 @@ class AccessibilityBrowserTest(BrowserTestCase):
             f"/environments/{duel.env_a.uuid}/annotations/",
             f"/episodes/{episode.uuid}/annotations/?step=1",
             "/duels/00000000-0000-0000-0000-000000000000/",
+            f"/episodes/{episode.uuid}/steps/1/call/", "/duels/search/?q=number",
         ]
         for path in pages:
             problems += self.check(path)

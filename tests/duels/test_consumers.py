@@ -105,7 +105,7 @@ async def test_catch_up_sends_every_step_in_order_then_the_status():
     assert set(payloads[0]) == {
         "index", "observation", "reply", "action", "reward", "done", "success",
         "latency_ms", "input_tokens", "output_tokens", "format_error", "thinking",
-        "cache_read_tokens", "cache_write_tokens",
+        "cache_read_tokens", "cache_write_tokens", "sandbox_ms", "cost",
     }
     assert {key: final[key] for key in ("type", "episode", "status", "success", "end_reason",
                                          "error")} == {

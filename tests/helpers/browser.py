@@ -44,6 +44,11 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
         channel_layers.backends = {}
         SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
         super().setUpClass()
+        # The forked server imports its views on its first request, which takes far longer than
+        # a page's timeout on a busy machine: make that request before any test counts time.
+        import urllib.request
+
+        urllib.request.urlopen(f"http://{cls.host}:{cls._port}/accounts/login/", timeout=180).read()
         from playwright.sync_api import sync_playwright
 
         # Playwright's sync API keeps an event loop in this thread; Django's ORM calls made by

@@ -9,6 +9,8 @@ chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition
 verifiers, gymnasium: a curated training set as an RL-trainer package written to the directory
 --out (set options as for `manage.py training_set`: --size, --per-cluster, --author, --family,
 --tournament, --round, --pass-low, --pass-high, --name).
+html: one self-contained replay file (opens from disk, no server) of --episode UUID (repeat it
+for a compare pair) or of every episode of --duel UUID.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from duels.exchange.html_replay import ReplayExportError, replay_html, replay_scope
 from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
 from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
 from duels.exchange.streams import FORMATS, ExportRequest, export_lines
 from duels.management.commands.training_set import add_set_arguments, set_filters
 from duels.models import Condition, Outcome, Status
 from duels.selectors.training_sets import training_set_select
+from duels.wording import count_noun
 
 
 def export_request(options: dict[str, Any]) -> ExportRequest:
@@ -57,7 +61,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--out", required=True, help="File to write ('-' for stdout).")
-        parser.add_argument("--format", choices=[*FORMATS, *PACKAGE_FORMATS], default="envduels")
+        parser.add_argument("--format", choices=[*FORMATS, *PACKAGE_FORMATS, "html"],
+                            default="envduels")
+        parser.add_argument("--episode", action="append", default=[],
+                            help="html: an episode to put in the replay file (repeatable).")
+        parser.add_argument("--duel", default="", help="html: every episode of this duel.")
         parser.add_argument("--player", default="", help="Duels with this player (name or uuid).")
         parser.add_argument("--tournament", default="", help="Duels of this tournament (uuid).")
         parser.add_argument("--status", default="", choices=["", *Status.values])
@@ -88,6 +96,9 @@ class Command(BaseCommand):
             self.stderr.write(f"wrote a {options['format']} package of {len(items)} designs "
                               f"to {out}")
             return
+        if options["format"] == "html":
+            self.write_replay(options)
+            return
         lines = export_lines(request=export_request(options))
         count = 0
         if options["out"] == "-":
@@ -103,3 +114,24 @@ class Command(BaseCommand):
             except OSError as exc:
                 raise CommandError(f"cannot write {options['out']}: {exc}") from exc
             self.stderr.write(f"wrote {count} lines to {options['out']}")
+
+    def write_replay(self, options: dict[str, Any]) -> None:
+        try:
+            episodes, title = replay_scope(episode_uuids=options["episode"],
+                                           duel_uuid=options["duel"])
+            text = replay_html(episodes=episodes, title=title)
+        except ReplayExportError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["out"] == "-":
+            sys.stdout.write(text)
+            return
+        try:
+            with open(options["out"], "w", encoding="utf-8", newline="\n") as out:
+                out.write(text)
+        except OSError as exc:
+            raise CommandError(f"cannot write {options['out']}: {exc}") from exc
+        steps = sum(episode.steps for episode in episodes)
+        self.stderr.write(
+            f"wrote a replay of {count_noun(len(episodes), 'episode')} "
+            f"({count_noun(steps, 'step')}, {len(text.encode()):,} bytes) to {options['out']}"
+        )

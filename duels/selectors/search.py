@@ -1,0 +1,133 @@
+"""Finding text in transcripts: words across every episode (the database's full-text index),
+and a case-insensitive substring within one episode.
+
+Across transcripts a query is its words, all of which must occur in one step's reply, action,
+observation or thinking (whole words, any case, no stemming: the same on PostgreSQL and
+SQLite). Matches come newest first, a page at a time, with a cursor (`before`) instead of a
+count, so a common word costs no more than a rare one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Q
+
+from duels.models import Episode, Step
+from duels.services.search_index import FTS_TABLE, PG_DOCUMENT
+
+MAX_QUERY_CHARS = 200
+MAX_WORDS = 12
+PAGE_SIZE = 50
+SNIPPET_CHARS = 160
+# One episode's matches listed for the replay's "n of m" (a 5,000-step episode fits whole).
+MAX_EPISODE_MATCHES = 10_000
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class SearchQueryError(ValueError):
+    """A query the search cannot run, with a message saying what to type instead."""
+
+
+def search_words(query: str) -> list[str]:
+    """The words of a query, lower-cased; raise SearchQueryError when there are none."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise SearchQueryError(f"Search for at most {MAX_QUERY_CHARS} characters.")
+    words = [word.lower() for word in _WORD.findall(query)]
+    if not words:
+        raise SearchQueryError("Type at least one word (letters or digits) to search for.")
+    return list(dict.fromkeys(words))[:MAX_WORDS]
+
+
+def _matching_step_ids(words: list[str], *, before: int | None, limit: int) -> list[int]:
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            sql = (
+                f"SELECT id FROM duels_step WHERE {PG_DOCUMENT} "
+                "@@ plainto_tsquery('simple', %s)"
+            )
+            params: list = [" ".join(words)]
+            if before is not None:
+                sql += " AND id < %s"
+                params.append(before)
+            cursor.execute(sql + " ORDER BY id DESC LIMIT %s", [*params, limit])
+        else:
+            # Each word quoted (a quote inside doubled), so no input is read as FTS5 syntax.
+            match = " ".join('"{}"'.format(word.replace('"', '""')) for word in words)
+            sql = f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s"
+            params = [match]
+            if before is not None:
+                sql += " AND rowid < %s"
+                params.append(before)
+            cursor.execute(sql + " ORDER BY rowid DESC LIMIT %s", [*params, limit])
+        return [row[0] for row in cursor.fetchall()]
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    step: Step
+    field: str
+    before: str
+    match: str
+    after: str
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    query: str
+    hits: list[SearchHit]
+    next_before: int | None
+
+
+def _snippet(step: Step, words: list[str]) -> SearchHit:
+    """The first searched field holding one of the words, cut around it."""
+    pattern = re.compile(r"\b(" + "|".join(re.escape(word) for word in words) + r")\b", re.I)
+    for field in ("action", "observation", "reply", "thinking"):
+        text = getattr(step, field)
+        found = pattern.search(text)
+        if found:
+            start = max(found.start() - SNIPPET_CHARS // 2, 0)
+            end = min(found.end() + SNIPPET_CHARS // 2, len(text))
+            return SearchHit(
+                step=step, field=field,
+                before=("…" if start else "") + text[start:found.start()],
+                match=found.group(0),
+                after=text[found.end():end] + ("…" if end < len(text) else ""),
+            )
+    return SearchHit(step=step, field="observation", before=step.observation[:SNIPPET_CHARS],
+                     match="", after="")
+
+
+def transcripts_search(*, query: str, before: int | None = None,
+                       limit: int = PAGE_SIZE) -> SearchPage:
+    """Steps of any episode holding every word of `query`, newest first, one page."""
+    words = search_words(query)
+    ids = _matching_step_ids(words, before=before, limit=limit + 1)
+    more = len(ids) > limit
+    ids = ids[:limit]
+    steps = Step.objects.filter(id__in=ids).select_related(
+        "episode__solver", "episode__environment", "episode__duel__a", "episode__duel__b"
+    )
+    by_id = {step.id: step for step in steps}
+    hits = [_snippet(by_id[step_id], words) for step_id in ids if step_id in by_id]
+    return SearchPage(query=query, hits=hits, next_before=ids[-1] if more and ids else None)
+
+
+def episode_search(*, episode: Episode, query: str) -> list[int]:
+    """Indices of the episode's steps whose texts contain `query` (any case), in order."""
+    text = query.strip()
+    if not text:
+        raise SearchQueryError("Type something to find in this transcript.")
+    if len(text) > MAX_QUERY_CHARS:
+        raise SearchQueryError(f"Search for at most {MAX_QUERY_CHARS} characters.")
+    found = Q()
+    for field in ("reply", "action", "observation", "thinking"):
+        found |= Q(**{f"{field}__icontains": text})
+    return list(
+        Step.objects.filter(found, episode=episode)
+        .order_by("index")
+        .values_list("index", flat=True)[:MAX_EPISODE_MATCHES]
+    )

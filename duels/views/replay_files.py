@@ -1,0 +1,59 @@
+""""Download replay": one self-contained .html file of an episode, a compare pair or a duel.
+
+Anyone holding the file can read it, so it is only ever written on a signed-in reader's
+explicit request (a link they click), never linked for embedding.
+"""
+
+from __future__ import annotations
+
+import re
+from uuid import UUID
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import path
+from django.views.decorators.http import require_GET
+
+from duels.exchange.html_replay import ReplayExportError, replay_html, replay_scope
+
+
+def _download(episode_uuids: list[str | UUID], duel_uuid: UUID | None, name: str) -> HttpResponse:
+    try:
+        episodes, title = replay_scope(episode_uuids=episode_uuids, duel_uuid=duel_uuid)
+        text = replay_html(episodes=episodes, title=title)
+    except ReplayExportError as exc:
+        raise Http404(str(exc)) from exc
+    response = HttpResponse(text, content_type="text/html; charset=utf-8")
+    safe_name = re.sub(r"[^A-Za-z0-9._-]+", "-", name)[:80]
+    response["Content-Disposition"] = f'attachment; filename="envduels-{safe_name}.html"'
+    return response
+
+
+@require_GET
+@login_required
+def episode_replay_file(request: HttpRequest, episode_uuid: UUID) -> HttpResponse:
+    return _download([episode_uuid], None, f"episode-{episode_uuid}")
+
+
+@require_GET
+@login_required
+def compare_replay_file(request: HttpRequest) -> HttpResponse:
+    """`?a=<uuid>&b=<uuid>`: both runs in one file (a picker switches between them)."""
+    pair = [request.GET.get("a", ""), request.GET.get("b", "")]
+    if not all(pair):
+        raise Http404("name both episodes: ?a=<uuid>&b=<uuid>")
+    return _download(pair, None, f"compare-{pair[0][:8]}-{pair[1][:8]}")
+
+
+@require_GET
+@login_required
+def duel_replay_file(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
+    return _download([], duel_uuid, f"duel-{duel_uuid}")
+
+
+urlpatterns = [
+    path("episodes/<uuid:episode_uuid>/replay.html", episode_replay_file,
+         name="episode_replay_file"),
+    path("compare/replay.html", compare_replay_file, name="compare_replay_file"),
+    path("duels/<uuid:duel_uuid>/replay.html", duel_replay_file, name="duel_replay_file"),
+]

@@ -1,0 +1,53 @@
+"""Search pages: words across every transcript, and text within one episode's transcript."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import path
+from django.views.decorators.http import require_GET
+
+from duels.selectors.episodes import episode_get
+from duels.selectors.search import SearchQueryError, episode_search, transcripts_search
+from duels.views.errors import param_int
+
+
+@require_GET
+@login_required
+def transcripts_search_page(request: HttpRequest) -> HttpResponse:
+    """`/duels/search/?q=words`: steps of any episode holding every word, newest first."""
+    query = request.GET.get("q", "").strip()
+    context: dict = {"query": query}
+    status = 200
+    if query:
+        before = request.GET.get("before", "")
+        try:
+            context["results"] = transcripts_search(
+                query=query, before=param_int(before, name="before") if before else None
+            )
+        except SearchQueryError as exc:
+            context["problem"] = str(exc)
+            status = 400
+    return render(request, "duels/search/page.html", context, status=status)
+
+
+@require_GET
+@login_required
+def episode_search_json(request: HttpRequest, episode_uuid: UUID) -> JsonResponse:
+    """`?q=text`: the indices of the episode's steps containing the text, in order."""
+    episode = episode_get(episode_uuid=episode_uuid)
+    try:
+        indices = episode_search(episode=episode, query=request.GET.get("q", ""))
+    except SearchQueryError as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    return JsonResponse({"episode": str(episode.uuid), "query": request.GET.get("q", ""),
+                         "indices": indices})
+
+
+urlpatterns = [
+    path("duels/search/", transcripts_search_page, name="transcripts_search"),
+    path("episodes/<uuid:episode_uuid>/search.json", episode_search_json, name="episode_search"),
+]
