@@ -48,6 +48,7 @@ from duels.players.actions import (
     action_protocol,
     action_read,
     format_reminder,
+    tool_action_sent,
 )
 from sandbox_runner import EnvCodeError, Sandbox, StepResult, open_sandbox
 
@@ -211,10 +212,7 @@ def _replay(*, episode: Episode, sandbox, owner: str, protocol: str) -> _Progres
 
 
 def _sent_by_tool(step: Step, protocol: str) -> str | None:
-    """The action a tool-protocol reply sent through `act` (None: text, or no readable call)."""
-    if protocol != TOOL or step.format_error:
-        return None
-    return step.action
+    return tool_action_sent(protocol=protocol, action=step.action, format_error=step.format_error)
 
 
 def _answer(

@@ -225,6 +225,21 @@ def action_from_tool_calls(calls: list[tuple[str, Any]]) -> tuple[str | None, st
     return action, ""
 
 
+def tool_action_sent(*, protocol: str, action: str, format_error: str) -> str | None:
+    """The action a stored tool-protocol reply sent through `act` (None: the text protocol, or a
+    reply whose call could not be read). The engine's resumed history and the turn inspector
+    both rebuild earlier turns with it."""
+    if protocol != TOOL or format_error:
+        return None
+    return action
+
+
+def act_tool_definition() -> dict[str, Any]:
+    """The `act` tool as offered to a tool-protocol solver (name, description, parameters)."""
+    return {"name": ACT_TOOL_NAME, "description": ACT_TOOL_DESCRIPTION,
+            "parameters": ACT_TOOL_SCHEMA}
+
+
 def action_read(*, completion: Completion, protocol: str) -> ParsedAction:
     """The action of one solver reply under `protocol` (tool or text)."""
     if protocol == TEXT:

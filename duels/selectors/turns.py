@@ -9,12 +9,14 @@ The inspector calls the same function on the same stored steps, so it shows what
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from django.db.models import Count, Sum
 
 from duels.models import Duel, Episode, ModelCall, Step
 from duels.players import prompts
+from duels.players.actions import TOOL, act_tool_definition, action_protocol, tool_action_sent
 
 # Earlier turns shown in full above the newest; the rest fold under one line (a 5,000-step
 # episode's last turn holds 10,000 messages).
@@ -34,6 +36,8 @@ class TurnMessage:
     position: int
     role: str
     segments: tuple[Segment, ...]
+    # Under the tool protocol: the action an earlier reply sent through the `act` tool.
+    tool_action: str | None = None
 
     @property
     def has_hint(self) -> bool:
@@ -63,6 +67,8 @@ class TurnCall:
     hinted: bool
     prompt_version: str
     rebuilt_version: str
+    # The `act` tool definition offered with the call (None under the text protocol).
+    tool: dict | None = None
 
     @property
     def version_differs(self) -> bool:
@@ -90,9 +96,16 @@ def _message(position: int, message: dict, hint: str | None) -> TurnMessage:
         content = "\n".join(
             str(block.get("text", "")) for block in content if isinstance(block, dict)
         )
+    action = message.get("action")
     return TurnMessage(
-        position=position, role=str(message.get("role", "")), segments=_segments(content, hint)
+        position=position, role=str(message.get("role", "")), segments=_segments(content, hint),
+        tool_action=action if isinstance(action, str) else None,
     )
+
+
+def _tool_shown() -> dict:
+    tool = act_tool_definition()
+    return {**tool, "parameters_json": json.dumps(tool["parameters"], indent=2)}
 
 
 def step_model_call(*, episode: Episode, index: int) -> TurnCall | None:
@@ -105,15 +118,20 @@ def step_model_call(*, episode: Episode, index: int) -> TurnCall | None:
     earlier = list(
         Step.objects.filter(episode=episode, index__lt=index)
         .order_by("index")
-        .values_list("observation", "reply")
+        .values_list("observation", "reply", "action", "format_error")
     )
     hint = episode.hint.text if episode.hint_id else None
+    # The solver's protocol as its params say now (the engine reads it the same way).
+    protocol = action_protocol(episode.solver)
     history = [
-        (previous[0], current[1]) for previous, current in zip(earlier, earlier[1:], strict=False)
+        (previous[0], current[1],
+         tool_action_sent(protocol=protocol, action=current[2], format_error=current[3]))
+        for previous, current in zip(earlier, earlier[1:], strict=False)
     ]
     if not earlier:
         return None
-    messages = prompts.solver_messages(hint=hint, history=history, observation=earlier[-1][0])
+    messages = prompts.solver_messages(hint=hint, history=history, observation=earlier[-1][0],
+                                       protocol=protocol)
     return TurnCall(
         index=index,
         messages=tuple(_message(n, m, hint) for n, m in enumerate(messages)),
@@ -123,6 +141,7 @@ def step_model_call(*, episode: Episode, index: int) -> TurnCall | None:
         cache_write_tokens=step.cache_write_tokens, latency_ms=step.latency_ms,
         cost=step.cost, hinted=episode.hinted, prompt_version=episode.prompt_version,
         rebuilt_version=prompts.PROMPT_VERSION,
+        tool=_tool_shown() if protocol == TOOL else None,
     )
 
 

@@ -103,3 +103,32 @@ def test_setter_calls_and_duel_totals(make):
     assert totals["solver"]["cost"] == pytest.approx(0.25 * episodes)
     assert totals["setter"] == {"calls": 1, "latency_ms": 900, "input_tokens": 120,
                                 "output_tokens": 30, "cost": 0.5}
+
+
+def test_a_tool_protocol_call_shows_the_act_tool_and_the_earlier_calls(make):
+    """An OpenAI solver acts through the `act` tool: the inspector shows the tool it was offered
+    and each earlier reply's tool call, exactly as the engine's own prompt builder sends them."""
+    from duels.players import prompts
+
+    solver = make.player(provider="openai", model="gpt-test", api_key_env="OPENAI_API_KEY")
+    episode = make.episode(steps=3, solver=solver)
+    Step.objects.filter(episode=episode, index=2).update(action="", format_error="no tool call")
+    call = step_model_call(episode=episode, index=3)
+    assert call.tool is not None and call.tool["name"] == "act"
+    assert '"action"' in call.tool["parameters_json"]
+    steps = list(Step.objects.filter(episode=episode).order_by("index"))
+    expected = prompts.solver_messages(
+        hint=None, protocol="tool", observation=steps[2].observation,
+        history=[(steps[0].observation, steps[1].reply, "1"),
+                 (steps[1].observation, steps[2].reply, None)],
+    )
+    assistants = [m for m in call.messages if m.role == "assistant"]
+    assert [m.tool_action for m in assistants] == ["1", None]
+    assert "".join(s.text for s in call.messages[0].segments) == expected[0]["content"]
+
+
+def test_a_text_protocol_call_offers_no_tool(make):
+    episode = make.episode(steps=2)
+    call = step_model_call(episode=episode, index=2)
+    assert call.tool is None
+    assert all(m.tool_action is None for m in call.messages)
