@@ -205,12 +205,11 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # `collectstatic` (run by `make run`) writes content-hashed, gzip- and brotli-compressed
-    # copies that WhiteNoise serves with a ten-year cache lifetime.
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    # copies that WhiteNoise serves with a ten-year cache lifetime. Without collectstatic (a bare
+    # checkout, a web machine started with migrate and Daphne only) pages fall back to the plain
+    # file names, served straight from the finders with a short cache lifetime.
+    "staticfiles": {"BACKEND": "envduels_site.storage.StaticFilesStorage"},
 }
-# Without collectstatic (a bare checkout) pages fall back to the plain file names, served
-# straight from the finders with a short cache lifetime.
-WHITENOISE_MANIFEST_STRICT = False
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
