@@ -36,8 +36,13 @@ run: install
 	ENVDUELS_BUILTIN_LATENCY_MS=$(ENVDUELS_BUILTIN_LATENCY_MS) \
 		$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
 
+# Tests run in parallel processes (pytest-xdist), each with its own database and files; most
+# tests wait on sandboxes, subprocesses and sockets, so twice as many workers as cores keeps two
+# cores busy. TEST_WORKERS=0 runs everything in one process. The 15 slowest tests are listed at
+# the end: a slow test is a bug to fix (docs/testing.md).
+TEST_WORKERS ?= 4
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=15
 
 lint: install
 	$(BIN)/ruff check .

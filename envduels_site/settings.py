@@ -56,17 +56,25 @@ def _secret_key() -> str:
     if configured:
         return configured
     # A local install keeps a generated key in var/ so sessions survive restarts.
+    # Several processes may start at once on a fresh install (workers, parallel tests): the key
+    # is written to a file of its own and linked into place, so none reads it half-written and
+    # the first link wins.
     key_file = VAR_DIR / "secret_key"
-    try:
-        return key_file.read_text().strip()
-    except FileNotFoundError:
+    if not key_file.exists():
         from django.core.management.utils import get_random_secret_key
 
         VAR_DIR.mkdir(parents=True, exist_ok=True)
-        key = get_random_secret_key()
-        key_file.write_text(key)
-        key_file.chmod(0o600)
-        return key
+        draft = VAR_DIR / f"secret_key.{os.getpid()}"
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(get_random_secret_key())
+        try:
+            os.link(draft, key_file)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    return key_file.read_text().strip()
 
 
 SECRET_KEY = _secret_key()

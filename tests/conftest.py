@@ -1,6 +1,11 @@
-"""Shared fixtures: the user trio and small data builders."""
+"""Shared fixtures: the user trio and small data builders; per-process test isolation."""
 
 from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -8,14 +13,35 @@ from tests import factories
 
 
 def pytest_configure(config):
+    """Give this test process (one pytest-xdist worker, or the only process) files of its own.
+
+    Built-in players have the same UUID everywhere, so two workers would otherwise wait on each
+    other's player concurrency slots in var/player-slots. Worker processes the tests start
+    inherit the environment variable. See docs/testing.md.
+    """
+    from django.conf import settings
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    run_dir = Path(tempfile.mkdtemp(prefix=f"envduels-test-{worker}-"))
+    config.envduels_run_dir = run_dir
+    os.environ["ENVDUELS_PLAYER_SLOT_DIR"] = str(run_dir / "player-slots")
+    settings.ENVDUELS_PLAYER_SLOT_DIR = run_dir / "player-slots"
+    _plain_static_files(settings)
+
+
+def pytest_unconfigure(config):
+    run_dir = getattr(config, "envduels_run_dir", None)
+    if run_dir is not None:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _plain_static_files(settings) -> None:
     """Serve static files by their plain names in tests.
 
     The site's manifest storage would point pages at whatever `collectstatic` last wrote to
     var/staticfiles, which may be older than the checkout under test; the plain storage always
     serves the current files. tests/envduels_site/test_static_files.py covers the manifest.
     """
-    from django.conf import settings
-
     settings.STORAGES = {
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
