@@ -174,7 +174,33 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Channel layer: Redis when REDIS_URL is set, else in-memory (single process only).
-REDIS_URL = os.environ.get("REDIS_URL", "")
+def env_redis_url(name: str) -> str:
+    """A redis://, rediss:// or unix:// URL (or empty), checked here rather than at the first
+    live stream, where a typo would only show as replays that never update."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return ""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018  raises ValueError on a port that is not a number
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not a valid Redis URL ({exc}): {raw!r}") from exc
+    database = parts.path.strip("/")
+    if parts.scheme in {"redis", "rediss"} and parts.hostname and (
+        database == "" or database.isdigit()
+    ):
+        return raw
+    if parts.scheme == "unix" and parts.path:
+        return raw
+    raise ImproperlyConfigured(
+        f"{name} must look like redis://HOST:6379/0 (or rediss://…, unix:///path/redis.sock), "
+        f"got {raw!r}"
+    )
+
+
+REDIS_URL = env_redis_url("REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
