@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests import factories
+from tests.helpers.installation import copy_database, migrated_template
 
 
 def pytest_configure(config):
@@ -46,6 +47,25 @@ def _plain_static_files(settings) -> None:
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _test_database_from_template():
+    """Each process's SQLite test database starts as a copy of the migrated template
+    (tests/helpers/installation.py); Django's migrate then finds nothing to apply."""
+    from django.db.backends.sqlite3.creation import DatabaseCreation
+
+    original = DatabaseCreation._create_test_db
+
+    def from_template(self, verbosity, autoclobber, keepdb=False):
+        name = original(self, verbosity, autoclobber, keepdb)
+        if not keepdb and not self.is_in_memory_db(name):
+            copy_database(source=migrated_template(), target=Path(name))
+        return name
+
+    DatabaseCreation._create_test_db = from_template
+    yield
+    DatabaseCreation._create_test_db = original
 
 
 @pytest.fixture
