@@ -1,4 +1,7 @@
-"""manage.py export --out FILE.jsonl [--format envduels|environments|chat] [filters]
+"""manage.py export [--out FILE.jsonl] [--format envduels|environments|chat] [filters]
+
+Without --out the file goes to var/exports/ (ignored by git, next to the database), named by
+format and time, and the path is printed.
 
 envduels: the exchange format (docs/exchange-format.md); filters narrow to duels (--player,
 --tournament, --status, --outcome, --tag) or to environments (--environments with --author,
@@ -11,9 +14,12 @@ chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
 from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
 from duels.exchange.streams import FORMATS, ExportRequest, export_lines
@@ -45,11 +51,25 @@ def export_request(options: dict[str, Any]) -> ExportRequest:
     )
 
 
+def default_export_path(*, export_format: str) -> Path:
+    """var/exports/FORMAT-YYYYmmdd-HHMMSS.jsonl: inside the installation's ignored folder."""
+    folder = Path(settings.VAR_DIR) / "exports"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    path, copy = folder / f"{export_format}-{stamp}.jsonl", 1
+    while path.exists():  # two exports within one second
+        copy += 1
+        path = folder / f"{export_format}-{stamp}-{copy}.jsonl"
+    return path
+
+
 class Command(BaseCommand):
     help = "Export duels, environments and notes (envduels.v1 JSONL) or training data."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--out", required=True, help="File to write ('-' for stdout).")
+        parser.add_argument("--out", default="",
+                            help="File to write ('-' for stdout); default "
+                                 "var/exports/FORMAT-TIME.jsonl.")
         parser.add_argument("--format", choices=FORMATS, default="envduels")
         parser.add_argument("--player", default="", help="Duels with this player (name or uuid).")
         parser.add_argument("--tournament", default="", help="Duels of this tournament (uuid).")
@@ -68,6 +88,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         lines = export_lines(request=export_request(options))
+        if not options["out"]:
+            options["out"] = str(default_export_path(export_format=options["format"]))
         count = 0
         if options["out"] == "-":
             for line in lines:
