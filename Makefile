@@ -27,12 +27,18 @@ install: $(STAMP)
 lock: install
 	$(UV) lock
 
-run: install
-	$(BIN)/python manage.py migrate --noinput
+# Static files are collected (hashed and compressed) only when one of them changed since the
+# last collect; pages work without it too (plain names, short cache lifetime).
+VAR_DIR := $(or $(ENVDUELS_VAR_DIR),var)
+STATIC_MANIFEST := $(VAR_DIR)/staticfiles/staticfiles.json
+STATIC_SOURCES := $(shell find static -type f 2>/dev/null)
+
+$(STATIC_MANIFEST): $(STATIC_SOURCES) | $(STAMP)
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py seed_builtin
-	$(BIN)/python manage.py ensure_admin
-	$(BIN)/python manage.py demo_tournament
+	@touch $@
+
+run: install $(STATIC_MANIFEST)
+	$(BIN)/python manage.py setup_local
 	ENVDUELS_BUILTIN_LATENCY_MS=$(ENVDUELS_BUILTIN_LATENCY_MS) \
 		$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
 
@@ -53,7 +59,10 @@ lint: install
 screenshots: install
 	$(BIN)/python scripts/screenshots.py
 
+# Every benchmark that runs offline; cost_bench.py also needs REDIS_URL and install_bench.py the
+# network (run them by hand).
 bench: install
+	$(BIN)/python benchmarks/startup_bench.py
 	$(BIN)/python benchmarks/sandbox_bench.py
 	$(BIN)/python benchmarks/tournament_bench.py
 	$(BIN)/python benchmarks/web_bench.py
