@@ -1,4 +1,4 @@
-"""The glossary is the one list of metric definitions; README "Reading the results" carries it."""
+"""The glossary is the one list of metric definitions; docs/results.md carries it."""
 
 from __future__ import annotations
 
@@ -7,27 +7,25 @@ from pathlib import Path
 
 from duels.glossary import GLOSSARY, GLOSSARY_BY_KEY, glossary_term
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 
 
-def _section(title: str) -> str:
-    text = README.read_text(encoding="utf-8")
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", text, re.S | re.M)
-    assert match, f"README has no section {title!r}"
-    return " ".join(match.group(1).split())
+def _definitions() -> str:
+    text = RESULTS.read_text(encoding="utf-8")
+    return " ".join(text.split("\n## Where each figure is in the JSON")[0].split())
 
 
 def _plain(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_every_glossary_entry_is_defined_in_the_readme_section():
-    section = _section("Reading the results")
+def test_every_glossary_entry_is_defined_in_docs_results():
+    section = _definitions()
     missing = [term.key for term in GLOSSARY
                if f"**{term.label}** (`{term.key}`)" not in section
                or _plain(term.meaning) not in section
                or _plain(term.formula) not in section]
-    assert missing == [], f"README 'Reading the results' lacks or differs for: {missing}"
+    assert missing == [], f"docs/results.md lacks or differs for: {missing}"
 
 
 def test_entries_are_unique_complete_and_anchorable():
