@@ -27,17 +27,28 @@ install: $(STAMP)
 lock: install
 	$(UV) lock
 
-run: install
-	$(BIN)/python manage.py migrate --noinput
+# Static files are collected (hashed and compressed) only when one of them changed since the
+# last collect; pages work without it too (plain names, short cache lifetime).
+VAR_DIR := $(or $(ENVDUELS_VAR_DIR),var)
+STATIC_MANIFEST := $(VAR_DIR)/staticfiles/staticfiles.json
+STATIC_SOURCES := $(shell find static -type f 2>/dev/null)
+
+$(STATIC_MANIFEST): $(STATIC_SOURCES) | $(STAMP)
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py seed_builtin
-	$(BIN)/python manage.py ensure_admin
-	$(BIN)/python manage.py demo_tournament
+	@touch $@
+
+run: install $(STATIC_MANIFEST)
+	$(BIN)/python manage.py setup_local
 	ENVDUELS_BUILTIN_LATENCY_MS=$(ENVDUELS_BUILTIN_LATENCY_MS) \
 		$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
 
+# Tests run in parallel processes (pytest-xdist), each with its own database and files; most
+# tests wait on sandboxes, subprocesses and sockets, so twice as many workers as cores keeps two
+# cores busy. TEST_WORKERS=0 runs everything in one process. The 15 slowest tests are listed at
+# the end: a slow test is a bug to fix (docs/testing.md).
+TEST_WORKERS ?= 4
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=15
 
 lint: install
 	$(BIN)/ruff check .
@@ -48,7 +59,10 @@ lint: install
 screenshots: install
 	$(BIN)/python scripts/screenshots.py
 
+# Every benchmark that runs offline; cost_bench.py also needs REDIS_URL and install_bench.py the
+# network (run them by hand).
 bench: install
+	$(BIN)/python benchmarks/startup_bench.py
 	$(BIN)/python benchmarks/sandbox_bench.py
 	$(BIN)/python benchmarks/tournament_bench.py
 	$(BIN)/python benchmarks/web_bench.py

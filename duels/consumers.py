@@ -39,6 +39,8 @@ from duels.selectors.episodes import (
     episode_state,
     episode_steps_after,
 )
+from duels.services.api_tokens import api_token_authenticate
+from envduels_site.origins import bearer_token
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +69,15 @@ def _load_head(episode_uuid: str, episode_pk: int, since: int) -> tuple[EpisodeS
     """The status and the first step after `since`, if any: is there news for someone?"""
     state = episode_state(episode_uuid=episode_uuid)
     return state, episode_steps_after(episode_pk=episode_pk, since=since, limit=1)
+
+
+async def _viewer(scope: dict):
+    """The signed-in user, or the owner of the API token in `Authorization: Bearer …`."""
+    raw = bearer_token(scope)
+    if raw is not None:
+        return await database_sync_to_async(api_token_authenticate)(raw=raw)
+    user = scope.get("user")
+    return user if user is not None and user.is_authenticated else None
 
 
 def _since(query_string: bytes) -> int:
@@ -253,14 +264,16 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
     channel_layer_alias = "episode-viewers-use-the-hub"
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        # Accept, then close with the reason's code: a close before accepting reaches a real
+        # client through Daphne as a bare HTTP 403, the same for every reason.
+        user = await _viewer(self.scope)
+        if user is None:
+            await self.refuse(CLOSE_UNAUTHENTICATED)
             return
         self.episode_uuid = str(self.scope["url_route"]["kwargs"]["episode_uuid"])
         state = await _load_state(self.episode_uuid)
         if state is None:
-            await self.close(code=CLOSE_NOT_FOUND)
+            await self.refuse(CLOSE_NOT_FOUND)
             return
         self.episode_pk = state.pk
         self.last_index = _since(self.scope.get("query_string", b""))
@@ -277,6 +290,10 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         # Subscribe before the catch-up so no step falls between the two.
         self.hub = await EpisodeHub.join(get_channel_layer(), self.episode_uuid, self)
         await self.catch_up()
+
+    async def refuse(self, code: int) -> None:
+        await self.accept()
+        await self.close(code=code)
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "catcher", None) is not None:

@@ -66,13 +66,16 @@ GLOSSARY: tuple[Term, ...] = (
          "passed unhinted episodes / unhinted episodes"),
     Term("solve_rating", "Solve rating",
          "A solver's ability θ in the joint item-response model, on the duel-rating scale: it "
-         "accounts for how hard the environments it met were.",
+         "accounts for how hard the environments it met were. Ranked only from three "
+         "environments met; below that the solver is listed apart (too few episodes).",
          "P(pass | solver i, environment j, hinted h) = σ(θ_i − b_j + h·γ_j); "
          "Solve rating = 1000 + 173.7·θ, mean θ = 0"),
     Term("author_rating", "Author rating",
          "How well a player's environments separate the field: the expected setter score of its "
-         "environments against every other solver under the joint model, on the same scale.",
-         "S_j = mean over solvers i ≠ author of σ(θ_i − b_j + γ_j)·(1 − σ(θ_i − b_j)); "
+         "environments against every other ranked solver under the joint model, on the same "
+         "scale. Only environments played both with and without the hint count; ranked from "
+         "three such environments.",
+         "S_j = mean over ranked solvers i ≠ author of σ(θ_i − b_j + γ_j)·(1 − σ(θ_i − b_j)); "
          "Author rating = 1000 + 173.7·(logit mean S_j − mean over authors)"),
     Term("difficulty", "difficulty b",
          "How hard an environment is without the hint, in log-odds above an average solver.",

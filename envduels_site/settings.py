@@ -71,17 +71,25 @@ def _secret_key() -> str:
     if configured:
         return configured
     # A local install keeps a generated key in var/ so sessions survive restarts.
+    # Several processes may start at once on a fresh install (workers, parallel tests): the key
+    # is written to a file of its own and linked into place, so none reads it half-written and
+    # the first link wins.
     key_file = VAR_DIR / "secret_key"
-    try:
-        return key_file.read_text().strip()
-    except FileNotFoundError:
+    if not key_file.exists():
         from django.core.management.utils import get_random_secret_key
 
         VAR_DIR.mkdir(parents=True, exist_ok=True)
-        key = get_random_secret_key()
-        key_file.write_text(key)
-        key_file.chmod(0o600)
-        return key
+        draft = VAR_DIR / f"secret_key.{os.getpid()}"
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(get_random_secret_key())
+        try:
+            os.link(draft, key_file)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    return key_file.read_text().strip()
 
 
 SECRET_KEY = _secret_key()
@@ -181,7 +189,33 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Channel layer: Redis when REDIS_URL is set, else in-memory (single process only).
-REDIS_URL = os.environ.get("REDIS_URL", "")
+def env_redis_url(name: str) -> str:
+    """A redis://, rediss:// or unix:// URL (or empty), checked here rather than at the first
+    live stream, where a typo would only show as replays that never update."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return ""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018  raises ValueError on a port that is not a number
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not a valid Redis URL ({exc}): {raw!r}") from exc
+    database = parts.path.strip("/")
+    if parts.scheme in {"redis", "rediss"} and parts.hostname and (
+        database == "" or database.isdigit()
+    ):
+        return raw
+    if parts.scheme == "unix" and parts.path:
+        return raw
+    raise ImproperlyConfigured(
+        f"{name} must look like redis://HOST:6379/0 (or rediss://…, unix:///path/redis.sock), "
+        f"got {raw!r}"
+    )
+
+
+REDIS_URL = env_redis_url("REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -220,12 +254,11 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # `collectstatic` (run by `make run`) writes content-hashed, gzip- and brotli-compressed
-    # copies that WhiteNoise serves with a ten-year cache lifetime.
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    # copies that WhiteNoise serves with a ten-year cache lifetime. Without collectstatic (a bare
+    # checkout, a web machine started with migrate and Daphne only) pages fall back to the plain
+    # file names, served straight from the finders with a short cache lifetime.
+    "staticfiles": {"BACKEND": "envduels_site.storage.StaticFilesStorage"},
 }
-# Without collectstatic (a bare checkout) pages fall back to the plain file names, served
-# straight from the finders with a short cache lifetime.
-WHITENOISE_MANIFEST_STRICT = False
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 

@@ -1,25 +1,71 @@
-"""Shared fixtures: the user trio and small data builders."""
+"""Shared fixtures: the user trio and small data builders; per-process test isolation."""
 
 from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from tests import factories
+from tests.helpers.installation import copy_database, migrated_template
 
 
 def pytest_configure(config):
+    """Give this test process (one pytest-xdist worker, or the only process) files of its own.
+
+    Built-in players have the same UUID everywhere, so two workers would otherwise wait on each
+    other's player concurrency slots in var/player-slots. Worker processes the tests start
+    inherit the environment variable. See docs/testing.md.
+    """
+    from django.conf import settings
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    run_dir = Path(tempfile.mkdtemp(prefix=f"envduels-test-{worker}-"))
+    config.envduels_run_dir = run_dir
+    os.environ["ENVDUELS_PLAYER_SLOT_DIR"] = str(run_dir / "player-slots")
+    settings.ENVDUELS_PLAYER_SLOT_DIR = run_dir / "player-slots"
+    _plain_static_files(settings)
+
+
+def pytest_unconfigure(config):
+    run_dir = getattr(config, "envduels_run_dir", None)
+    if run_dir is not None:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _plain_static_files(settings) -> None:
     """Serve static files by their plain names in tests.
 
     The site's manifest storage would point pages at whatever `collectstatic` last wrote to
     var/staticfiles, which may be older than the checkout under test; the plain storage always
     serves the current files. tests/envduels_site/test_static_files.py covers the manifest.
     """
-    from django.conf import settings
-
     settings.STORAGES = {
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _test_database_from_template():
+    """Each process's SQLite test database starts as a copy of the migrated template
+    (tests/helpers/installation.py); Django's migrate then finds nothing to apply."""
+    from django.db.backends.sqlite3.creation import DatabaseCreation
+
+    original = DatabaseCreation._create_test_db
+
+    def from_template(self, verbosity, autoclobber, keepdb=False):
+        name = original(self, verbosity, autoclobber, keepdb)
+        if not keepdb and not self.is_in_memory_db(name):
+            copy_database(source=migrated_template(), target=Path(name))
+        return name
+
+    DatabaseCreation._create_test_db = from_template
+    yield
+    DatabaseCreation._create_test_db = original
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import math
 from collections import defaultdict
 from statistics import mean
 
-from duels.analytics.ratings import ratings_fit
 from duels.models import Condition, Duel, Episode, Status, Tournament
 
 RATING_RESAMPLES = 200
@@ -73,6 +72,8 @@ def tournament_standings(*, tournament: Tournament) -> dict:
         for pk, points in ((duel.a_id, points_a), (duel.b_id, 1.0 - points_a)):
             key = "wins" if points == 1 else "losses" if points == 0 else "draws"
             record[pk][key] += 1
+    from duels.analytics.ratings import ratings_fit  # scipy: imported when a table is fitted
+
     ratings = ratings_fit(
         players=[player.name for player in players.values()],
         games=games,

@@ -14,7 +14,6 @@ import time
 
 from django.utils import timezone
 
-from duels.analytics.compute import analytics_compute
 from duels.engine.queue import analytics_request_refresh
 from duels.models import AnalyticsSnapshot
 from duels.selectors.analytics import analytics_fingerprint, analytics_input
@@ -28,6 +27,10 @@ RESAMPLES = 1000  # bootstrap resamples behind every interval
 
 def analytics_refresh(*, resamples: int = RESAMPLES) -> AnalyticsSnapshot:
     """Compute all figures from stored episodes and store them as the newest snapshot."""
+    # Imported here: the statistics stack (scipy, datasketch, plotly) costs seconds to import,
+    # and only computing figures needs it; pages and commands that read snapshots do not.
+    from duels.analytics.compute import analytics_compute
+
     started = time.perf_counter()
     computed_at = timezone.now()
     # Read the fingerprint first: rows added while computing make the snapshot stale, never

@@ -141,14 +141,16 @@ def _paginated(
     request: HttpRequest, queryset: QuerySet, serialize: Callable[[Any], dict[str, Any]],
     *, prefix: str = "", max_size: int = MAX_PAGE_SIZE,
 ) -> dict[str, Any]:
-    size = min(_int_param(request, f"{prefix}page_size", DEFAULT_PAGE_SIZE), max_size)
+    size = _int_param(request, f"{prefix}page_size", min(DEFAULT_PAGE_SIZE, max_size))
+    if size > max_size:
+        raise ApiError(f"{prefix}page_size must be between 1 and {max_size} (got {size})")
     number = _int_param(request, f"{prefix}page", 1)
     paginator = Paginator(queryset, size)
     try:
         page = paginator.page(number)
     except EmptyPage:
-        raise ApiError(f"page {number} is past the last page ({paginator.num_pages})",
-                       status=404) from None
+        raise ApiError(f"{prefix}page must be between 1 and {paginator.num_pages} at "
+                       f"{prefix}page_size {size} (got {number})") from None
 
     def link(to: int) -> str:
         params = request.GET.copy()

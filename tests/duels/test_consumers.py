@@ -8,7 +8,6 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth.models import AnonymousUser
 
 from duels.models import Episode, Status, Step
 from duels.routing import websocket_urlpatterns
@@ -75,24 +74,6 @@ def end_episode(episode: Episode, **fields) -> None:
 
 async def ring(episode: Episode, message: dict) -> None:
     await get_channel_layer().group_send(f"episode.{episode.uuid}", message)
-
-
-async def test_unauthenticated_viewer_is_rejected():
-    episode = await make_episode(steps=2)
-    communicator = WebsocketCommunicator(application(), f"/ws/episodes/{episode.uuid}/")
-    communicator.scope["user"] = AnonymousUser()
-    connected, code = await communicator.connect()
-    assert not connected and code == 4401
-
-
-async def test_unknown_episode_is_closed():
-    user = await make_user()
-    communicator = WebsocketCommunicator(
-        application(), "/ws/episodes/00000000-0000-0000-0000-000000000000/"
-    )
-    communicator.scope["user"] = user
-    connected, code = await communicator.connect()
-    assert not connected and code == 4404
 
 
 async def test_catch_up_sends_every_step_in_order_then_the_status():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 
 import pytest
 
@@ -27,9 +28,11 @@ async def test_group_message_travels_through_real_redis():
     need(redis_reachable(url), "Redis not reachable: set REDIS_URL")
     from channels_redis.core import RedisChannelLayer
 
-    # A prefix of its own, so this test never touches the keys of a server the suite shares.
-    sender = RedisChannelLayer(hosts=[url], prefix="envduels-test-layer")
-    receiver = RedisChannelLayer(hosts=[url], prefix="envduels-test-layer")
+    # A prefix of its own, so this test never touches the keys of a server the suite shares
+    # (other test processes, other checkouts' runs).
+    prefix = f"envduels-test-layer-{uuid.uuid4().hex[:12]}"
+    sender = RedisChannelLayer(hosts=[url], prefix=prefix)
+    receiver = RedisChannelLayer(hosts=[url], prefix=prefix)
     channel = await receiver.new_channel()
     await receiver.group_add("episode.test-redis", channel)
     try:

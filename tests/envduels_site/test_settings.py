@@ -30,6 +30,7 @@ def load_settings(**env: str) -> subprocess.CompletedProcess:
         ("ENVDUELS_BUILTIN_LATENCY_MS", "-5"),
         ("ENVDUELS_SANDBOX", "chroot"),
         ("DATABASE_URL", "nonsense://"),
+        ("REDIS_URL", "notaurl"),
     ],
 )
 def test_bad_value_raises_improperly_configured_naming_the_variable(variable, value):
@@ -57,3 +58,26 @@ def test_postgres_and_redis_urls_switch_backends():
     )
     assert result.returncode == 0, result.stderr
     assert "postgresql" in result.stdout
+
+
+@pytest.mark.parametrize("value", ["notaurl", "redis://", "http://127.0.0.1:6379/0",
+                                   "redis://127.0.0.1:port/0", "redis://127.0.0.1:6379/zero",
+                                   "unix://"])
+def test_a_malformed_redis_url_is_refused_with_the_expected_shape(monkeypatch, value):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from envduels_site.settings import env_redis_url
+
+    monkeypatch.setenv("REDIS_URL", value)
+    with pytest.raises(ImproperlyConfigured, match=r"REDIS_URL .*redis://"):
+        env_redis_url("REDIS_URL")
+
+
+@pytest.mark.parametrize("value", ["redis://127.0.0.1:6379/0", "redis://:secret@redis.internal",
+                                   "rediss://user:pw@cache.example:6380/2",
+                                   "unix:///run/redis/redis.sock"])
+def test_redis_urls_in_the_usual_shapes_are_accepted(monkeypatch, value):
+    from envduels_site.settings import env_redis_url
+
+    monkeypatch.setenv("REDIS_URL", value)
+    assert env_redis_url("REDIS_URL") == value

@@ -179,13 +179,16 @@ def test_another_process_still_waits_for_a_write_in_progress(tmp_path):
         import subprocess
         other = (
             "import sqlite3, sys, time; db = sqlite3.connect(sys.argv[1], timeout=10); "
-            "started = time.monotonic(); "
+            "print('trying', flush=True); started = time.monotonic(); "
             "db.execute(\\"INSERT INTO probe (who) VALUES ('other')\\"); "
             "db.commit(); print(time.monotonic() - started)")
         with transaction.atomic():
             insert("this process")
             process = subprocess.Popen([sys.executable, "-c", other, sys.argv[1]],
                                        stdout=subprocess.PIPE, text=True)
+            # Hold the write until the other process is about to write (its start-up can take
+            # longer than any fixed pause on a loaded machine), then a little longer.
+            assert process.stdout.readline().strip() == "trying"
             time.sleep(0.5)
         waited = float(process.communicate(timeout=30)[0])
         print(json.dumps({"rows": rows(), "waited": waited}))

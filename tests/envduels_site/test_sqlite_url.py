@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sandbox_runner import available_backends
+from tests.helpers.installation import migrated_installation
 from tests.helpers.parts import need
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +45,9 @@ def test_a_duel_runs_to_the_end_on_a_sqlite_url_in_wal_mode(tmp_path):
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "REDIS_URL": "",
            "ENVDUELS_VAR_DIR": str(tmp_path / "var"),
            "ENVDUELS_SANDBOX": "bwrap" if "bwrap" in backends else backends[0]}
-    _manage(env, "migrate", "--noinput")
+    migrated_installation(database.parent)  # writes envduels.sqlite3 there
+    (database.parent / "envduels.sqlite3").rename(database)
+    _manage(env, "migrate", "--noinput")  # through the URL: nothing left to apply
     _manage(env, "seed_builtin")
     # The duel runs its episodes in several threads, all writing to the one file.
     result = json.loads(_manage(env, "duel", "builtin-architect", "builtin-rookie",

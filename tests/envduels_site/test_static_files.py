@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +15,7 @@ from django.test import Client, override_settings
 
 MANIFEST_STORAGES = {
     **settings.STORAGES,
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "envduels_site.storage.StaticFilesStorage"},
 }
 
 
@@ -32,7 +36,41 @@ def test_site_storage_is_the_compressed_manifest():
     from envduels_site import settings as site_settings
 
     backend = site_settings.STORAGES["staticfiles"]["BACKEND"]
-    assert backend == "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    assert backend == "envduels_site.storage.StaticFilesStorage"
+
+
+UNCOLLECTED_PROBE = """
+import re
+import django
+django.setup()
+from django.test import Client
+client = Client(HTTP_HOST="localhost")
+page = client.get("/accounts/login/")
+print(page.status_code)
+for url in re.findall(r'(?:href|src)="(/static/[^"?]+)', page.content.decode()):
+    asset = client.get(url)
+    print(url, asset.status_code, asset.headers.get("Cache-Control", ""))
+"""
+
+
+def test_a_web_process_without_collectstatic_serves_pages_and_plain_static_files(tmp_path):
+    """The site's own storage (not the plain one tests/conftest.py swaps in), with nothing
+    collected: the way a web machine runs after `migrate` and Daphne only."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "envduels_site.settings",
+           "ENVDUELS_VAR_DIR": str(tmp_path / "var")}
+    env.pop("DATABASE_URL", None)
+    done = subprocess.run([sys.executable, "-c", UNCOLLECTED_PROBE], env=env, text=True,
+                          cwd=Path(settings.BASE_DIR), capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.split("\n")
+    assert lines[0] == "200", done.stdout + done.stderr[-2000:]
+    assets = [line.split(" ", 2) for line in lines[1:] if line]
+    assert any(url == "/static/favicon.svg" for url, _, _ in assets), assets
+    assert any(re.fullmatch(r"/static/css/app\.css", url) for url, _, _ in assets), assets
+    for url, status, cache in assets:
+        assert status == "200", url
+        assert "immutable" not in cache, url  # plain names may change: a short lifetime
+    assert not list((tmp_path / "var" / "staticfiles").iterdir())
 
 
 @pytest.mark.slow

@@ -171,10 +171,12 @@ def _finding_lines(findings: list[dict[str, Any]]) -> list[str]:
 def _irt_lines(irt: dict[str, Any] | None) -> list[str]:
     if not irt:
         return ["joint model (Solve/Author ratings): not enough data"]
-    lines = ["joint model: Solve rating (theta) per solver"]
+    # The Solve rating as defined (1000 + 173.7·θ, computed once in irt_report.to_scale), never
+    # the raw θ under its name.
+    lines = ["joint model: Solve rating per solver"]
     for row in irt.get("solvers") or []:
-        lines.append(f"  {row['player']:<28} {figure(row.get('theta')):>6}  "
-                     f"{interval(row.get('low'), row.get('high'))}")
+        lines.append(f"  {row['player']:<28} {figure(row.get('rating'), '.0f'):>6}  "
+                     f"{interval(row.get('rating_low'), row.get('rating_high'), '.0f')}")
     for row in irt.get("solvers_too_few") or []:
         lines.append(f"  {row['player']:<28} not ranked: {row.get('reason')}")
     lines.append("joint model: Author rating per setter")

@@ -1,4 +1,7 @@
-"""manage.py export --out FILE.jsonl [--format envduels|environments|chat] [filters]
+"""manage.py export [--out FILE.jsonl] [--format envduels|environments|chat] [filters]
+
+Without --out the file goes to var/exports/ (ignored by git, next to the database), named by
+format and time, and the path is printed.
 
 envduels: the exchange format (docs/exchange-format.md); filters narrow to duels (--player,
 --tournament, --status, --outcome, --tag) or to environments (--environments with --author,
@@ -19,7 +22,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
 from duels.exchange.html_replay import ReplayExportError, replay_html, replay_scope
 from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
@@ -56,11 +61,27 @@ def export_request(options: dict[str, Any]) -> ExportRequest:
     )
 
 
+def default_export_path(*, export_format: str, suffix: str = ".jsonl") -> Path:
+    """var/exports/FORMAT-YYYYmmdd-HHMMSS.jsonl (or `suffix`; "" for a package directory):
+    inside the installation's ignored folder."""
+    folder = Path(settings.VAR_DIR) / "exports"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    path, copy = folder / f"{export_format}-{stamp}{suffix}", 1
+    while path.exists():  # two exports within one second
+        copy += 1
+        path = folder / f"{export_format}-{stamp}-{copy}{suffix}"
+    return path
+
+
 class Command(BaseCommand):
     help = "Export duels, environments and notes (envduels.v1 JSONL) or training data."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--out", required=True, help="File to write ('-' for stdout).")
+        parser.add_argument("--out", default="",
+                            help="File to write ('-' for stdout); default "
+                                 "var/exports/FORMAT-TIME.jsonl (a directory for verifiers and "
+                                 "gymnasium packages, a .html file for html).")
         parser.add_argument("--format", choices=[*FORMATS, *PACKAGE_FORMATS, "html"],
                             default="envduels")
         parser.add_argument("--episode", action="append", default=[],
@@ -86,6 +107,11 @@ class Command(BaseCommand):
                                  "with - as _).")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not options["out"]:
+            suffix = ("" if options["format"] in PACKAGE_FORMATS
+                      else ".html" if options["format"] == "html" else ".jsonl")
+            options["out"] = str(default_export_path(export_format=options["format"],
+                                                     suffix=suffix))
         if options["format"] in PACKAGE_FORMATS:
             items = training_set_select(filters=set_filters(options))
             try:

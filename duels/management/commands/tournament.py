@@ -112,7 +112,7 @@ class Command(BaseCommand):
             inline = None
             if not self._picked_up(tournament, stop):
                 self.notes.write("no worker picked the tournament up (start one with "
-                                 "`manage.py db_worker --queue-name '*'`); running it here")
+                                 "`python manage.py worker`); running it here")
                 inline = threading.Thread(target=_drive, kwargs={"tournament": tournament,
                                                                  "stop": stop})
                 inline.start()

@@ -37,6 +37,8 @@ def test_tournament_wait_prints_progress_on_stdout_not_as_an_error(make, sandbox
     text = out.getvalue()
     assert "1/1 duels" in text
     assert "running it here" in text
+    # The command the docs teach: a bare db_worker serves one queue and sends no heartbeat.
+    assert "`python manage.py worker`" in text and "db_worker" not in text
     assert text.rstrip().endswith("finished")
     assert err.getvalue() == ""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -152,3 +153,19 @@ def test_api_token_create_list_revoke(owner):
     assert not ApiToken.objects.exists()
     with pytest.raises(CommandError, match="no user"):
         run("api_token", "create", "ghost", "x")
+
+
+def test_export_without_out_writes_under_var_exports_which_git_ignores(make, settings, tmp_path):
+    make.finished_duel()
+    settings.VAR_DIR = tmp_path / "var"
+    notes = io.StringIO()
+    call_command("export", stdout=io.StringIO(), stderr=notes)
+    call_command("export", stdout=io.StringIO(), stderr=notes)  # the same second: no overwrite
+    written = sorted((tmp_path / "var" / "exports").glob("envduels-*.jsonl"))
+    assert len(written) == 2
+    assert str(written[0]) in notes.getvalue() and str(written[1]) in notes.getvalue()
+    assert read_jsonl(written[0])[0] == {"format": "envduels.v1"}
+    # In a checkout, var/ (the default ENVDUELS_VAR_DIR) is ignored, so exports never show up
+    # as files to commit.
+    root = Path(__file__).resolve().parents[3]
+    assert "var/" in (root / ".gitignore").read_text().splitlines()

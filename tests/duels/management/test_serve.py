@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.installation import migrated_installation
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -72,11 +74,7 @@ def test_serve_answers_and_stops_cleanly(tmp_path):
     env = {
         **os.environ, "ENVDUELS_VAR_DIR": str(tmp_path), "DATABASE_URL": "", "REDIS_URL": "",
     }
-    migrate = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env,
-        capture_output=True, text=True, timeout=180,
-    )
-    assert migrate.returncode == 0, migrate.stderr
+    migrated_installation(tmp_path)
     # As `make run` does: pages name their static files by the collected manifest.
     collect = subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0",

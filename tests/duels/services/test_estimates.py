@@ -68,13 +68,25 @@ def test_no_episodes_means_irt_is_null_and_nothing_is_stored(capsys):
 
 
 
+def run_json() -> str:
+    out = io.StringIO()
+    call_command("analytics", "--json", stdout=out)
+    return out.getvalue()
+
+
 def test_analytics_text_lists_solve_and_author_ratings(make):
     league(make)
     out = io.StringIO()
     call_command("analytics", "--refresh", stdout=out)
     text = out.getvalue()
-    solve = text[text.index("Solve rating (theta)"):text.index("Author rating per setter")]
+    solve = text[text.index("Solve rating per solver"):text.index("Author rating per setter")]
     assert all(name in solve for name in ("p0", "p1", "p2"))
+    # The figure printed is the Solve rating (1000 + 173.7·θ), not θ.
+    irt = json.loads(run_json())["irt"]
+    for row in irt["solvers"]:
+        rating = 1000 + 173.7 * row["theta"]
+        line = next(line for line in solve.splitlines() if line.strip().startswith(row["player"]))
+        assert abs(float(line.split()[1]) - rating) <= 1, (line, rating)
     assert "joint model fit: held-out accuracy" in text and "on 96 episodes" in text
     assert "None" not in text
 

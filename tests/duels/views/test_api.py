@@ -62,10 +62,17 @@ def test_duels_paginate_and_filter(owner_client, make):
     duel = owner_client.get(api("duel", first.uuid)).json()
     assert duel["outcome"] == "a" and duel["sides"]["a"]["setter_score"] == 1.0
     assert len(duel["episodes"]) == 8
-    assert owner_client.get(api("duels") + "?page=99").status_code == 404
     assert owner_client.get(api("duels") + "?page_size=abc").status_code == 400
-    capped = owner_client.get(api("duels") + "?page_size=100000").json()
-    assert capped["page_size"] == 200
+    # Out of range answers 400 with the allowed range, never a silent cut or an empty 404.
+    past = owner_client.get(api("duels") + "?page_size=2&page=99")
+    assert past.status_code == 400
+    assert "page must be between 1 and 3" in past.json()["error"]
+    too_big = owner_client.get(api("duels") + "?page_size=201")
+    assert too_big.status_code == 400
+    assert "page_size must be between 1 and 200" in too_big.json()["error"]
+    assert owner_client.get(api("duels") + "?page_size=200").json()["page_size"] == 200
+    steps = owner_client.get(api("episode", duel["episodes"][0]["uuid"]) + "?page_size=51")
+    assert steps.status_code == 400 and "between 1 and 50" in steps.json()["error"]
 
 
 def test_episodes_filters_and_steps(owner_client, make):

@@ -1,0 +1,121 @@
+"""Start-up benchmark (run by hand or by `make bench`; prints measured numbers).
+
+    .venv/bin/python benchmarks/startup_bench.py [--runs 5]
+
+1. `manage.py help` here vs in a bare Django project (`django-admin startproject`, same Python,
+   same Django): the median of `--runs` starts each and their ratio. Every command pays this
+   start before it does anything.
+2. `make run` on an installation that is already set up, to the dashboard answering: the
+   checkout's `make run` with a temporary ENVDUELS_VAR_DIR, once to set it up (first start,
+   measured too), then again (the start a person repeats every day); each is stopped with
+   Ctrl-C once `/` answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON = ROOT / ".venv" / "bin" / "python"
+
+
+def seconds(command: list[str], *, cwd: Path, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def help_ratio(*, runs: int, work: Path) -> tuple[float, float]:
+    env = {key: value for key, value in os.environ.items()
+           if key not in {"DJANGO_SETTINGS_MODULE", "DATABASE_URL"}}
+    env["ENVDUELS_VAR_DIR"] = str(work / "var-help")
+    bare = work / "bare"
+    bare.mkdir()
+    subprocess.run([str(PYTHON), "-m", "django", "startproject", "bare", str(bare)], check=True)
+    # Warm the file cache once each, then alternate so load changes hit both alike.
+    seconds([str(PYTHON), "manage.py", "help"], cwd=ROOT, env=env)
+    seconds([str(PYTHON), "manage.py", "help"], cwd=bare, env=env)
+    ours, theirs = [], []
+    for _ in range(runs):
+        ours.append(seconds([str(PYTHON), "manage.py", "help"], cwd=ROOT, env=env))
+        theirs.append(seconds([str(PYTHON), "manage.py", "help"], cwd=bare, env=env))
+    return statistics.median(ours), statistics.median(theirs)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status < 500
+    except urllib.error.HTTPError as error:
+        return error.code < 500
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+def make_run_to_dashboard(*, var_dir: Path) -> float:
+    """Seconds from `make run` to `/` answering; then Ctrl-C and wait for a clean stop."""
+    port = free_port()
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("DATABASE_URL", "REDIS_URL", "DJANGO_"))}
+    env["ENVDUELS_VAR_DIR"] = str(var_dir)
+    log = (var_dir.parent / "make-run.log").open("a")
+    started = time.monotonic()
+    make = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=ROOT, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        while make.poll() is None and time.monotonic() - started < 900:
+            if answers(f"http://127.0.0.1:{port}/"):
+                return time.monotonic() - started
+            time.sleep(0.1)
+        raise SystemExit(f"the dashboard did not answer; see {var_dir.parent}/make-run.log")
+    finally:
+        if make.poll() is None:
+            os.killpg(make.pid, signal.SIGINT)
+            try:
+                make.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(make.pid, signal.SIGKILL)
+                make.wait()
+        log.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="envduels-startup-"))
+    try:
+        ours, bare = help_ratio(runs=args.runs, work=work)
+        print(f"manage.py help: EnvDuels {ours:.2f} s, bare Django {bare:.2f} s "
+              f"(median of {args.runs}): {ours / bare:.2f}x")
+        var_dir = work / "var"
+        first = make_run_to_dashboard(var_dir=var_dir)
+        again = make_run_to_dashboard(var_dir=var_dir)
+        print(f"make run to the dashboard: first start {first:.1f} s, "
+              f"set-up installation {again:.1f} s (target <= 20 s)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+          f"python {sys.version.split()[0]})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""The JSON examples in docs/json-outputs.md have exactly the keys the commands print.
+
+`duel --json` is held to its example in tests/duels/management/test_engine_commands.py (it
+needs a sandbox); the ones here need only the database.
+"""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from duels.services.players import player_seed_builtin
+from tests.docs.documented import documented_json, key_paths
+
+pytestmark = pytest.mark.django_db
+
+
+def test_tournament_dry_run_json_has_the_documented_keys():
+    player_seed_builtin()
+    out = StringIO()
+    call_command("tournament", "--players", "builtin-rookie,builtin-cautious", "--attempts", "2",
+                 "--dry-run", "--json", stdout=out, stderr=StringIO())
+    printed = json.loads(out.getvalue())
+    shown = documented_json("json-outputs.md", "`manage.py tournament … --dry-run --json`")
+    assert key_paths(printed) == key_paths(shown)
+    assert printed["duels"] == 1 and printed["dry_run"] is True

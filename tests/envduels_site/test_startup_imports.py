@@ -1,0 +1,36 @@
+"""Starting a command or a web process does not import the statistics stack.
+
+scipy, datasketch and plotly take seconds to import; only computing figures needs them, so the
+URL configuration, the page modules and `manage.py` commands that do not compute leave them out.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("scipy", "datasketch", "plotly")
+
+PROBE = """
+import sys
+import django
+django.setup()
+from django.urls import get_resolver
+get_resolver().url_patterns  # imports every view module, as the first request does
+import envduels_site.asgi  # noqa: F401  the web process's application
+from django.core.management import get_commands
+get_commands()
+print(",".join(sorted(name for name in {heavy!r} if name in sys.modules)) or "none")
+"""
+
+
+def test_url_conf_and_web_application_leave_the_statistics_stack_unimported(tmp_path):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "envduels_site.settings",
+           "ENVDUELS_VAR_DIR": str(tmp_path / "var")}
+    done = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "none", f"imported at start-up: {done.stdout.strip()}"
