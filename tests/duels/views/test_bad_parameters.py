@@ -64,9 +64,11 @@ def test_api_numbers_are_checked_and_step_pages_bounded(owner_client, make):
         assert response.status_code == 400 and "page must be" in response.json()["error"]
     episode = make.episode(steps=60)
     Step.objects.filter(episode=episode, index=1).update(reply="r" * 500_000)
-    detail = owner_client.get(
-        reverse("duels:api:episode", args=[episode.uuid]), {"page_size": 1000}
-    ).json()
+    too_many = owner_client.get(
+        reverse("duels:api:episode", args=[episode.uuid]), {"page_size": 1000})
+    assert too_many.status_code == 400
+    assert "page_size must be between 1 and 50" in too_many.json()["error"]
+    detail = owner_client.get(reverse("duels:api:episode", args=[episode.uuid])).json()
     assert detail["trajectory"]["page_size"] == 50
     reply = detail["trajectory"]["results"][1]["reply"]
     assert len(reply) <= API_TEXT_CHARS and text_is_cut(reply)
