@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "configuration.md"
-READERS = {"env_str", "env_bool", "env_int", "env_list", "env_redis_url"}
+READERS = {"env_str", "env_bool", "env_int", "env_list", "env_redis_url", "env_networks"}
 ROW = re.compile(r"^\| `([A-Z][A-Z0-9_]+)` \| ([^|]*) \|", re.M)
 
 
