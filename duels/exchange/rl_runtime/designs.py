@@ -11,10 +11,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from duels.players.prompts import parse_solver_action, solver_system_prompt
+from duels.players.actions import action_from_text
+from duels.players.prompts import solver_system_prompt
 from sandbox_runner import SandboxUnavailable, open_sandbox, resolve_backend
 
-__all__ = ["SandboxUnavailable", "design", "designs", "open_design", "parse_solver_action",
+__all__ = ["SandboxUnavailable", "design", "designs", "open_design", "action_from_text",
            "require_sandbox", "solver_system_prompt"]
 
 

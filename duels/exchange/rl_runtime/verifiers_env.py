@@ -16,7 +16,7 @@ from typing import Any
 import verifiers as vf
 from datasets import Dataset
 
-from .designs import designs, open_design, parse_solver_action, require_sandbox
+from .designs import action_from_text, designs, open_design, require_sandbox
 from .designs import solver_system_prompt as _system_prompt
 
 
@@ -53,7 +53,7 @@ class EnvDuelsMultiTurnEnv(vf.MultiTurnEnv):
 
     async def env_response(self, messages: Any, state: vf.State, **kwargs: Any) -> Any:
         run = state["envduels"]
-        action = parse_solver_action(_text(messages[-1])).action
+        action = action_from_text(_text(messages[-1])).action
         result = self.sandboxes[state["trajectory_id"]].step(action)
         run["actions"] += 1
         run["reward"] += float(result.reward or 0.0)
