@@ -1,14 +1,17 @@
-"""Plotly figures and their tables for the /flywheel/ page: one per measure, each with its CSV."""
+"""Plotly figures and their tables for the /flywheel/ page: one per measure, each with its CSV.
+
+Plotly is imported where a figure is drawn, not with this module: the dashboard reads the alarms
+from here, and start-up never pays for the plotting stack.
+"""
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
-
-from duels.analytics.charts import figure_entry as _entry
-from duels.analytics.charts import figure_json as _figure
-
 
 def _lines(periods: list[str], series: dict[str, list], axis: str, **layout) -> dict:
+    import plotly.graph_objects as go
+
+    from duels.analytics.charts import figure_json as _figure
+
     traces = [go.Scatter(x=periods, y=values, mode="lines+markers", name=name)
               for name, values in series.items()]
     return _figure(traces, xaxis={"title": {"text": "period"}, "type": "category"},
@@ -17,6 +20,11 @@ def _lines(periods: list[str], series: dict[str, list], axis: str, **layout) -> 
 
 def flywheel_figures(flywheel: dict) -> dict[str, dict]:
     """Figures keyed by slug (difficulty, hint-gain, diversity, novelty, setters)."""
+    import plotly.graph_objects as go
+
+    from duels.analytics.charts import figure_entry as _entry
+    from duels.analytics.charts import figure_json as _figure
+
     rows = flywheel.get("periods") or []
     if not rows:
         return {}

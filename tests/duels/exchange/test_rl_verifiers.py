@@ -59,7 +59,8 @@ def verifiers_venv(package: Path, uv: str) -> Path:
         # The package and EnvDuels itself (what "envduels" in its dependencies names); the
         # first install resolves every declared dependency from the package index.
         subprocess.run([uv, "pip", "install", "-q", "-p", str(venv / "bin" / "python"),
-                        "--reinstall-package", "envduels", str(package), str(ROOT)],
+                        "--reinstall-package", "envduels", "--refresh-package", "envduels",
+                        str(package), str(ROOT)],
                        check=True, capture_output=True, timeout=1200)
         (venv / "ready").write_text("ok")
     return venv
