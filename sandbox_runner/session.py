@@ -124,6 +124,10 @@ class Sandbox:
         if self.closed:
             raise SandboxCrashed("the sandbox is closed")
         left = self.limits.episode_timeout - self.environment_seconds
+        if left <= 0:
+            # The total is spent: send nothing. (Sent with a deadline already past, a reply
+            # fast enough to be waiting at the first poll would still be taken.)
+            self.fail(self.over_total(op))
         allowed = min(self.limits.call_timeout, left)
         started = self.clock()
         # The channel's deadline is on the real clock, whatever clock measures the total.
@@ -132,10 +136,7 @@ class Sandbox:
             return (exchange or self.channel.exchange)(body, deadline, allowed)
         except SandboxTimeout:
             if allowed < self.limits.call_timeout:
-                self.fail(SandboxTimeout(
-                    f"{op} went over the environment's total time limit of "
-                    f"{self.limits.episode_timeout:g} s (time spent inside its calls); "
-                    "sandbox killed"))
+                self.fail(self.over_total(op))
             self.fail(SandboxTimeout(
                 f"{op} exceeded the call time limit of {self.limits.call_timeout:g} s; "
                 "sandbox killed"))
@@ -149,6 +150,11 @@ class Sandbox:
         finally:
             self.environment_seconds += self.clock() - started
         raise AssertionError("unreachable")
+
+    def over_total(self, op: str) -> SandboxTimeout:
+        return SandboxTimeout(
+            f"{op} went over the environment's total time limit of "
+            f"{self.limits.episode_timeout:g} s (time spent inside its calls); sandbox killed")
 
     def fail(self, error: SandboxError) -> None:
         """Kill the sandbox and raise `error` (kept, so later calls fail the same way)."""

@@ -172,6 +172,10 @@ def become_reaper():
     os.closerange(3, 4096)
     # Signals without a handler cannot reach pid 1 from inside the namespace.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # Nor from outside it: an engine stopping the sandbox (Docker's stop, its own shutdown or
+    # restart) sends SIGTERM to pid 1 and, without a handler, it would be lost while the guest
+    # answered on over its private channel. End the sandbox as an init forwarding it would.
+    signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(128 + signum))
     while True:
         try:
             pid, status = os.waitpid(-1, 0)
