@@ -23,12 +23,14 @@ class AnalyticsRecomputeBrowserTest(BrowserTestCase):
         status = self.page.locator("#analytics-status")
         # Current figures and nothing under way: the page does not poll.
         assert status.get_attribute("hx-get") is None
-        assert self.page.evaluate("document.readyState") == "complete"
-        self.page.evaluate("window.__beforeReload = true")
 
+        # The button posts the form and lands back on the page (a navigation of its own), so
+        # the marker that proves the later reload is set only once the queued page has loaded.
         self.page.get_by_role("button", name="Recompute now").click()
         self.page.wait_for_selector("text=a recomputation is queued")
+        self.page.wait_for_load_state("load")
         assert f"shown={first.pk}" in status.get_attribute("hx-get")
+        self.page.evaluate("window.__beforeReload = true")
         assert AnalyticsSnapshot.objects.count() == 1
 
         # A worker runs the queued task, as `manage.py worker` would.
@@ -39,7 +41,7 @@ class AnalyticsRecomputeBrowserTest(BrowserTestCase):
 
         # The page notices on its own: reloaded (the marker is gone), showing the new figures
         # and no longer asking.
-        self.page.wait_for_function("window.__beforeReload === undefined")
+        self.page.wait_for_function("() => window.__beforeReload === undefined")
         status = self.page.locator("#analytics-status")
         status.wait_for()
         assert status.get_attribute("hx-get") is None

@@ -46,22 +46,30 @@ class EnvironmentBrowserTest(BrowserTestCase):
         assert noted == ["line-16", "line-17", "line-18"]
         gutter = self.page.locator("#line-16 .gutter-note")
         assert "off by one in the counter" in gutter.inner_text()
-        # Every line is its own row: number, code and notes share its top and height.
+        # Every line is its own row: number, code and notes share its top and height. Long lines
+        # wrap (so notes stay beside them), so a row may be taller than one line, but its number
+        # sits on its first visual line and the next line starts below it.
         rows = self.page.locator(".source-lines tr").evaluate_all(
             """rows => rows.map(row => {
-                const [number, code] = [row.querySelector('.ln'), row.querySelector('.code')];
-                const a = number.getBoundingClientRect(), b = code.getBoundingClientRect();
-                return {n: number.innerText.trim(), top: a.top, codeTop: b.top,
-                        h: a.height, codeH: b.height};
+                const [number, code, notes] = ['.ln', '.code', '.gutter-notes'].map(
+                    s => row.querySelector(s).getBoundingClientRect());
+                const link = row.querySelector('.ln a').getBoundingClientRect();
+                const text = row.querySelector('.code code').getClientRects()[0];
+                return {n: row.querySelector('.ln').innerText.trim(), top: number.top,
+                        bottom: number.bottom, codeTop: code.top, notesTop: notes.top,
+                        h: number.height, codeH: code.height, notesH: notes.height,
+                        linkTop: link.top, linkH: link.height, textTop: text.top};
             })"""
         )
         assert [row["n"] for row in rows] == [str(n) for n in range(1, 41)]
+        line_height = min(row["h"] for row in rows)
         for row in rows:
             assert abs(row["top"] - row["codeTop"]) < 1 and abs(row["h"] - row["codeH"]) < 1
-        heights = [row["h"] for row in rows]
-        assert max(heights) - min(heights) < 1  # no line number or code line wraps
-        tops = [row["top"] for row in rows]
-        assert tops == sorted(tops) and len(set(tops)) == 40  # never two lines on one row
+            assert abs(row["top"] - row["notesTop"]) < 1 and abs(row["h"] - row["notesH"]) < 1
+            assert abs(row["linkTop"] - row["textTop"]) < 2, row  # number beside its first line
+            assert row["linkH"] < 1.5 * line_height, row  # a line number never wraps
+        for previous, row in zip(rows, rows[1:]):
+            assert row["top"] >= previous["bottom"] - 1  # never two lines on one row
         overflow = self.page.evaluate(
             "() => document.documentElement.scrollWidth - window.innerWidth"
         )
