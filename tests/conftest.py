@@ -68,6 +68,19 @@ def _test_database_from_template():
     DatabaseCreation._create_test_db = original
 
 
+@pytest.fixture(autouse=True)
+def _channel_layers_of_its_own():
+    """Each test starts with channel layers of its own. A Redis layer keeps asyncio locks bound
+    to the event loop that first used them, and each async test has a loop of its own: a lock
+    still held when an earlier test's loop closed would stop every later episode hub in this
+    process from receiving (its viewers would get steps from the poll only)."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
 @pytest.fixture
 def owner(django_user_model):
     return django_user_model.objects.create_user("owner", password="owner-pass-123")

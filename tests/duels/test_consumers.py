@@ -109,7 +109,10 @@ async def test_since_skips_steps_the_client_already_has():
     await communicator.disconnect()
 
 
-async def test_live_doorbell_is_forwarded_with_its_data():
+async def test_live_doorbell_is_forwarded_with_its_data(monkeypatch):
+    from duels import consumers
+
+    monkeypatch.setattr(consumers, "POLL_SECONDS", 60)  # only the doorbell can bring step 3
     user = await make_user()
     episode = await make_episode(steps=2, status=Status.RUNNING)
     communicator = await connect(episode, user)
@@ -224,9 +227,13 @@ async def test_doorbells_close_together_are_coalesced_into_few_frames_in_order()
     await communicator.disconnect()
 
 
-async def test_viewers_of_one_episode_share_one_hub_and_each_get_every_step():
+async def test_viewers_of_one_episode_share_one_hub_and_each_get_every_step(monkeypatch):
+    from duels import consumers
     from duels.consumers import EpisodeHub
 
+    # A poll between storing step 2 and ringing would send the stored text: only the doorbell
+    # may bring it here, so "bell 2" shows the one hub handed its data to every viewer.
+    monkeypatch.setattr(consumers, "POLL_SECONDS", 60)
     user = await make_user()
     episode = await make_episode(steps=1, status=Status.RUNNING)
     viewers = [await connect(episode, user) for _ in range(3)]
