@@ -68,7 +68,7 @@ class EnvironmentBrowserTest(BrowserTestCase):
             assert abs(row["top"] - row["notesTop"]) < 1 and abs(row["h"] - row["notesH"]) < 1
             assert abs(row["linkTop"] - row["textTop"]) < 2, row  # number beside its first line
             assert row["linkH"] < 1.5 * line_height, row  # a line number never wraps
-        for previous, row in zip(rows, rows[1:]):
+        for previous, row in zip(rows, rows[1:], strict=False):
             assert row["top"] >= previous["bottom"] - 1  # never two lines on one row
         overflow = self.page.evaluate(
             "() => document.documentElement.scrollWidth - window.innerWidth"
