@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,11 @@ NEAR_MISSES = {
     "reset": ("Reset", "restart", "start", "begin"),
     "step": ("act", "Step", "action", "play", "move", "take_action"),
 }
+# CPython 3.11 keeps the AST constructor's recursion depth in state the threads share
+# (python/cpython#106905): two threads parsing at once (both setters of a duel are validated in
+# parallel) can fail with "SystemError: AST constructor recursion depth mismatch". One at a time.
+_PARSE_LOCK = threading.Lock()
+
 CLASS_NEAR_MISSES = ("Env", "environment", "Environments", "Game", "Puzzle", "Task")
 
 
@@ -193,9 +199,10 @@ def hint_leaks(transcripts: list[Transcript], hint_texts: list[str]) -> list[str
 def near_miss_warnings(source: str) -> list[str]:
     """Warnings for method and class names one slip away from the contract's, read statically."""
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+        with _PARSE_LOCK:
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
+        return []  # warnings are advice: a module the host cannot parse gets none
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     if "Environment" not in classes:
         return [f"the module defines class {name} but no class Environment; the class must be "
