@@ -12,10 +12,9 @@ from duels.engine.episodes import episode_run
 from duels.engine.scheduler import duel_run
 from duels.models import EndReason, Episode, Status
 from duels.players.base import Completion
-from sandbox_runner import SandboxLimits, available_backends
+from sandbox_runner import SandboxLimits
 from sandbox_runner.session import Sandbox
 from tests.helpers.clocks import JumpingClock
-from tests.helpers.parts import need
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -65,14 +64,6 @@ class SlowCounter:
 class Setter:
     def complete(self, messages, **options) -> Completion:
         return Completion(text=SETTER_ANSWER, input_tokens=50, output_tokens=200)
-
-
-@pytest.fixture
-def sandbox_backend(settings) -> str:
-    backends = available_backends()
-    need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
-    settings.ENVDUELS_SANDBOX = "bwrap" if "bwrap" in backends else backends[0]
-    return settings.ENVDUELS_SANDBOX
 
 
 @pytest.mark.django_db(transaction=True)
