@@ -17,6 +17,7 @@ import pytest
 from sandbox_runner import (
     EnvCodeError,
     SandboxCrashed,
+    SandboxLimits,
     SandboxMemoryExceeded,
     SandboxOutputExceeded,
     SandboxTimeout,
@@ -25,14 +26,15 @@ from sandbox_runner import (
 )
 from sandbox_runner.pool import POOL
 from tests.sandbox_runner import hostile
-from tests.sandbox_runner.conftest import TEST_LIMITS
+from tests.sandbox_runner.conftest import TEST_LIMITS, TIMEOUT_LIMITS
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("neighbour")]
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
-def step_once(backend: str, step_body: str, action: str = "go") -> StepResult:
-    with open_sandbox(hostile.environment(step=step_body), limits=TEST_LIMITS,
+def step_once(backend: str, step_body: str, action: str = "go",
+              limits: SandboxLimits = TEST_LIMITS) -> StepResult:
+    with open_sandbox(hostile.environment(step=step_body), limits=limits,
                       backend=backend) as sandbox:
         assert sandbox.reset(seed=0) == "ready"
         return sandbox.step(action)
@@ -65,7 +67,7 @@ def wait_until(condition, seconds: float = 5.0) -> bool:
 def test_infinite_loop_times_out(backend, where):
     code = hostile.environment(**{where: hostile.INFINITE_LOOP})
     started = time.monotonic()
-    with pytest.raises(SandboxTimeout), open_sandbox(code, limits=TEST_LIMITS,
+    with pytest.raises(SandboxTimeout), open_sandbox(code, limits=TIMEOUT_LIMITS,
                                                      backend=backend) as sandbox:
         sandbox.reset(seed=0)
         sandbox.step("go")
@@ -74,7 +76,7 @@ def test_infinite_loop_times_out(backend, where):
 
 def test_sleep_forever_times_out(backend):
     with pytest.raises(SandboxTimeout):
-        step_once(backend, hostile.SLEEP_FOREVER)
+        step_once(backend, hostile.SLEEP_FOREVER, limits=TIMEOUT_LIMITS)
 
 
 def test_memory_bomb_is_reported(backend):
@@ -98,7 +100,7 @@ def test_fork_bomb_is_stopped(backend):
     # the forks reach the sandbox-wide memory limit first, on that limit. Either way it is the
     # environment's fault and the sandbox is gone.
     with pytest.raises((SandboxTimeout, SandboxMemoryExceeded)):
-        step_once(backend, hostile.FORK_BOMB)
+        step_once(backend, hostile.FORK_BOMB, limits=TIMEOUT_LIMITS)
 
 
 def test_fork_bomb_is_capped_and_leaves_nothing(backend):
@@ -237,7 +239,7 @@ def test_killing_the_parent_or_everyone_stays_inside(backend, attack):
 def test_ignoring_sigterm_still_dies(backend):
     started = time.monotonic()
     with pytest.raises(SandboxTimeout):
-        step_once(backend, hostile.IGNORE_SIGTERM)
+        step_once(backend, hostile.IGNORE_SIGTERM, limits=TIMEOUT_LIMITS)
     assert time.monotonic() - started < 10
 
 

@@ -11,7 +11,7 @@ from sandbox_runner import (
     StepResult,
     open_sandbox,
 )
-from tests.sandbox_runner.conftest import ECHO_ENV, TEST_LIMITS
+from tests.sandbox_runner.conftest import ECHO_ENV, TEST_LIMITS, TIMEOUT_LIMITS
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -102,7 +102,7 @@ def test_modules_that_do_not_load(any_backend, code, message):
 
 def test_infinite_loop_at_import_times_out_on_open(any_backend):
     with pytest.raises(SandboxTimeout):
-        open_sandbox("while True:\n    pass\n", limits=TEST_LIMITS, backend=any_backend)
+        open_sandbox("while True:\n    pass\n", limits=TIMEOUT_LIMITS, backend=any_backend)
 
 
 def test_exit_from_the_environment_is_a_crash_with_status(any_backend):
