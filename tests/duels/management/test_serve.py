@@ -14,11 +14,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.installation import migrated_installation
+from tests.helpers.websocket import open_websocket
 
 pytestmark = pytest.mark.slow
 
@@ -70,6 +72,22 @@ def processes_matching(pattern: str) -> list[str]:
     return [line for line in result.stdout.splitlines() if "pgrep" not in line]
 
 
+def assert_websocket_refusals_reach_a_real_client(port: int, token: str) -> None:
+    """Through Daphne, as docs/websocket.md says: 4401 and 4404 after the handshake, and an
+    HTTP 403 handshake for a wrong origin."""
+    path = f"/ws/episodes/{uuid.uuid4()}/"
+    site = f"http://127.0.0.1:{port}"
+    anonymous = open_websocket("127.0.0.1", port, path, origin=site)
+    assert (anonymous.status, anonymous.close_code) == (101, 4401)
+    wrong_token = open_websocket("127.0.0.1", port, path, token="not-a-token")
+    assert (wrong_token.status, wrong_token.close_code) == (101, 4401)
+    # The token signs the script in (otherwise 4401): the episode is what is missing.
+    unknown = open_websocket("127.0.0.1", port, path, token=token)
+    assert (unknown.status, unknown.close_code) == (101, 4404)
+    other_port = open_websocket("127.0.0.1", port, path, origin="http://127.0.0.1:9", token=token)
+    assert other_port.status == 403
+
+
 def test_serve_answers_and_stops_cleanly(tmp_path):
     env = {
         **os.environ, "ENVDUELS_VAR_DIR": str(tmp_path), "DATABASE_URL": "", "REDIS_URL": "",
@@ -87,6 +105,10 @@ def test_serve_answers_and_stops_cleanly(tmp_path):
         text=True, timeout=60,
     )
     assert "password:" in admin.stdout
+    token = subprocess.run(
+        [sys.executable, "manage.py", "api_token", "create", "admin", "script"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=60,
+    ).stdout.strip()
 
     port = free_port()
     serve = subprocess.Popen(
@@ -106,6 +128,7 @@ def test_serve_answers_and_stops_cleanly(tmp_path):
         with sqlite3.connect(tmp_path / "envduels.sqlite3") as database:
             stored = database.execute("select address from duels_signinfailure").fetchall()
         assert stored == [("127.0.0.1",)]
+        assert_websocket_refusals_reach_a_real_client(port, token)
     finally:
         serve.send_signal(signal.SIGINT)
         output, _ = serve.communicate(timeout=30)
