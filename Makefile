@@ -14,7 +14,7 @@ ENVDUELS_BUILTIN_LATENCY_MS ?= 400
 UV_VERSION := 0.13.9
 UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(BIN)/uv
 
-.PHONY: run test install lock lint check-migrations bench clean screenshots
+.PHONY: run test test-durations install lock lint check-migrations bench clean screenshots
 
 $(STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,10 @@ run: install $(STATIC_MANIFEST)
 TEST_WORKERS ?= 4
 test: install
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=15
+
+# Record every test's seconds in tests/durations.json, which orders the parallel run (docs/testing.md).
+test-durations: install
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --store-durations -q
 
 lint: install
 	$(BIN)/ruff check .

@@ -12,6 +12,8 @@ import pytest
 from tests import factories
 from tests.helpers.installation import copy_database, migrated_template
 
+pytest_plugins = ["tests.scheduling"]
+
 
 def pytest_configure(config):
     """Give this test process (one pytest-xdist worker, or the only process) files of its own.
