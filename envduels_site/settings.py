@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -96,8 +97,13 @@ SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
+# Daphne's app makes `manage.py runserver` serve the ASGI application (pages and websockets)
+# instead of Django's WSGI server. Importing it installs Twisted's reactor, about a second of
+# imports, so every other command goes without it; `manage.py serve` runs Daphne itself.
+DAPHNE_RUNSERVER = ["daphne"] if sys.argv[1:2] == ["runserver"] else []
+
 INSTALLED_APPS = [
-    "daphne",
+    *DAPHNE_RUNSERVER,
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

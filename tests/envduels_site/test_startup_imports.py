@@ -2,6 +2,7 @@
 
 scipy, datasketch and plotly take seconds to import; only computing figures needs them, so the
 URL configuration, the page modules and `manage.py` commands that do not compute leave them out.
+Twisted (Daphne's server) is imported by the web server and `runserver` only.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("scipy", "datasketch", "plotly")
+HEAVY = ("scipy", "datasketch", "plotly", "twisted.internet.reactor")
 
 PROBE = """
 import sys
@@ -34,3 +35,22 @@ def test_url_conf_and_web_application_leave_the_statistics_stack_unimported(tmp_
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "none", f"imported at start-up: {done.stdout.strip()}"
+
+
+RUNSERVER_PROBE = """
+import sys
+sys.argv = ["manage.py", "runserver"]
+import django
+django.setup()
+from django.apps import apps
+print(apps.is_installed("daphne"))
+"""
+
+
+def test_runserver_still_serves_websockets_through_daphne(tmp_path):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "envduels_site.settings",
+           "ENVDUELS_VAR_DIR": str(tmp_path / "var")}
+    done = subprocess.run([sys.executable, "-c", RUNSERVER_PROBE], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True"
