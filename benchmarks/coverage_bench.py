@@ -1,6 +1,6 @@
 """Coverage benchmark for issue 30 (run by hand; prints measured numbers, not part of make test).
 
-    .venv/bin/python benchmarks/coverage_bench.py [--datasets 40] [--irt-datasets 24]
+    .venv/bin/python benchmarks/coverage_bench.py [--datasets 40] [--irt-datasets 60]
 
 Simulates tournaments with planted truths (tests/helpers/planted.py) at several sizes and runs
 the project's own analytics functions on them. For every 95% interval the project shows it prints
@@ -241,7 +241,7 @@ def joint_model(tally: Tally, verdicts: Verdicts, datasets: int) -> None:
                               resamples=RESAMPLES, seed=dataset)
             centre = planted.theta.mean()
             for row in irt["solvers"]:
-                tally.add("Solve rating θ (bootstrap, Rao–Wu)", size, row["low"], row["high"],
+                tally.add("Solve rating θ (basic bootstrap, Rao–Wu)", size, row["low"], row["high"],
                           planted.theta[int(row["player"][1:])] - centre)
             for row in irt["environments"]:
                 _, a, k = row["uuid"].split("-")
@@ -369,7 +369,7 @@ def convergence(verdicts: Verdicts, datasets: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=int, default=40, help="simulated datasets per size")
-    parser.add_argument("--irt-datasets", type=int, default=24,
+    parser.add_argument("--irt-datasets", type=int, default=60,
                         help="simulated datasets per size for the joint model (each refits it "
                              f"{RESAMPLES} times)")
     parser.add_argument("--only", nargs="*", default=None,

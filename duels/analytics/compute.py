@@ -38,18 +38,23 @@ DESIGN_KEYS = (
 )
 # How each interval is computed, stated on the page next to the figures.
 INTERVAL_METHODS = {
-    "ratings": "bootstrap percentile over whole duels",
-    "setters": "bootstrap percentile over whole duels (a duel's episodes stay together)",
-    "solvers": "bootstrap percentile over whole duels (a duel's episodes stay together)",
-    "divergence": "Kendall τ-b; bootstrap percentile over whole duels",
+    "ratings": "bootstrap over whole duels, each player's draws widened for its n duels "
+               "(√(n/(n−1))·t/z), bias-corrected percentile",
+    "setters": "bootstrap percentile over whole duels (a duel's episodes stay together), each "
+               "player's draws widened for its n duels (√(n/(n−1))·t/z)",
+    "solvers": "bootstrap percentile over whole duels (a duel's episodes stay together), each "
+               "player's draws widened for its n duels (√(n/(n−1))·t/z)",
+    "divergence": "Kendall τ-b; bootstrap percentile over whole duels, from the setters' and "
+                  "solvers' widened draws",
     "transitivity": "transitive share; bootstrap percentile over whole duels",
     "environments": "Newcombe hybrid score interval for a difference of two pass rates",
     "transfer": "Spearman ρ; bootstrap percentile over transfer rows",
     "observe_uplift": "bootstrap percentile, observe and other duels resampled separately",
     "scale": "Spearman ρ; bootstrap percentile over players",
-    "irt": "θ and Author ratings: bootstrap percentile over environments, stratified by author "
-           f"and rescaled for small strata (Rao–Wu), {IRT_RESAMPLES} resamples at most; "
-           "difficulty and hint effect: normal (Laplace) approximation",
+    "irt": "θ and Author ratings: bootstrap over environments, stratified by author and "
+           f"rescaled for small strata (Rao–Wu), {IRT_RESAMPLES} resamples at most, basic "
+           "(reflected) interval for θ, percentile for the Author rating; difficulty and hint "
+           "effect: normal (Laplace) approximation",
 }
 MIN_DUELS = 1
 

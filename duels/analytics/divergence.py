@@ -33,8 +33,18 @@ def divergence_fit(
     setter_boot: np.ndarray,
     solver_boot: np.ndarray,
 ) -> dict | None:
-    """τ between setter and solver strength over players measured in both roles."""
-    both = np.isfinite(setter_score) & np.isfinite(pass_rate)
+    """τ between setter and solver strength over players measured in both roles, with an interval
+    from τ of each bootstrap draw.
+
+    The draws are strength_fit's widened ones (the corrected duel bootstrap): τ of the plain
+    draws covered 85–90% of planted τ, too narrow for the same reason the strengths were. The
+    interval is their plain percentile interval: τ of noisy rankings is pulled toward 0 in the
+    draws as in the estimate, and a bias-corrected (BC) interval, which re-centres on the
+    estimate, covered only 65–90% (benchmarks/coverage_bench.py). A player whose draws are all
+    missing (a single duel in a role) has no measured uncertainty and is left out.
+    """
+    both = (np.isfinite(setter_score) & np.isfinite(pass_rate)
+            & np.isfinite(setter_boot).any(axis=0) & np.isfinite(solver_boot).any(axis=0))
     if both.sum() < 2:
         return None
     tau = float(kendall_tau_rows(setter_score[both], pass_rate[both])[0])

@@ -21,15 +21,29 @@ unhinted and hinted count towards an Author rating: one condition alone has no s
 Intervals. θ and the Author rating: bootstrap over environments, stratified by author, with the
 Rao–Wu rescaling. A plain stratified bootstrap (redraw each author's n environments with
 replacement) shrinks the variance of a stratum mean by (n − 1)/n — a quarter when an author wrote
-four, and tournaments give each author only a few — which made θ intervals cover about 85%
-instead of 95%. Rao and Wu (1988) redraw n − 1 of the n and weigh each draw n/(n − 1): the
-variance is then unbiased for every stratum of two or more. Strata are kept (rather than dropped)
-because the tournament fixes how many environments each author writes, so between-author
-differences are not sampling noise, and every resample must hold each author's environments for
-its Author rating. Authors (or unknown authors) with a single environment cannot show their own
-spread, so they share one pooled stratum. Each resample refits the whole model, warm started at
-the full fit; an environment's data and prior weigh its resampling weight. The coverage of these
-intervals is measured by `benchmarks/coverage_bench.py` (docs/results.md).
+four, and tournaments give each author only a few. Rao and Wu (1988) redraw n − 1 of the n and
+weigh each draw n/(n − 1): the variance is then unbiased for every stratum of two or more. Strata
+are kept (rather than dropped) because the tournament fixes how many environments each author
+writes, so between-author differences are not sampling noise, and every resample must hold each
+author's environments for its Author rating. Authors (or unknown authors) with a single
+environment cannot show their own spread, so they share one pooled stratum. Each resample refits
+the whole model, warm started at the full fit; an environment's data and prior weigh its
+resampling weight. The same resamples give Kendall τ of the Solve and Author ratings and
+P(top solver ≠ top author).
+Solve rating θ: the same resamples, as a basic (reflected) interval: 2θ − the 97.5% and 2.5%
+percentiles of the refitted θ. Measured on planted abilities (benchmarks/coverage_bench.py, 100
+tournaments of 8 players with 5 environments each, 40 of 4 players with 3 and of 20 with 6): the
+percentile interval covered 0.93 / 0.87 / 0.93, the basic one 0.95 / 0.88 / 0.94 at the same
+width, the bias-corrected (BC) one 0.93 / 0.89 / 0.94. The fit is not shrunk toward 0 in a way
+that hurts: its estimates lie on average 0.01 logits *farther* from 0 than the truth (the priors
+are weak; few episodes spread a logistic fit out), and refits spread again, so the percentiles
+stand a little outside; reflecting puts them back. A normal (Laplace) interval from the inverse
+Hessian covered 0.95–0.96 at every size, but where each environment meets one solver (duels
+only) θ is identified only through the prior on difficulty and its SE is the prior's spread: in
+a five-player round robin of duels (tests/duels/analytics/test_findings.py) it was 2.5 times the
+bootstrap's width and no solver stood apart; the resampled environments measure the spread the
+tournament really has. Four players with three environments each leave too few environments
+per author to resample: θ then covers about 0.88.
 Difficulty b and hint effect γ: normal (Laplace) approximation from the inverse Hessian, which
 includes the uncertainty of the abilities; resampling environments cannot measure a single
 environment's own sampling noise. Held-out accuracy: 5-fold cross-validation over episodes, each
@@ -46,7 +60,7 @@ from scipy.special import expit, logit
 
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord
 from duels.analytics.divergence import kendall_tau_rows
-from duels.analytics.intervals import Z95, percentile_interval
+from duels.analytics.intervals import Z95, basic_interval, percentile_interval
 from duels.analytics.irt import (
     IrtCells,
     IrtParameters,
@@ -222,8 +236,11 @@ def _held_out_accuracy(problem: IrtProblem, start: IrtParameters,
 
 
 def _divergence(solvers: list[str], theta: np.ndarray, theta_boot: np.ndarray,
-                authors: list[str], rating: np.ndarray, author_boot: np.ndarray) -> dict | None:
-    """Kendall τ between Solve and Author ratings of players rated in both roles."""
+                theta_interval: tuple[np.ndarray, np.ndarray], authors: list[str],
+                rating: np.ndarray, author_boot: np.ndarray,
+                author_interval: tuple[np.ndarray, np.ndarray]) -> dict | None:
+    """Kendall τ between Solve and Author ratings of players rated in both roles; who could be
+    on top by the intervals the pages show (`theta_interval`, `author_interval`)."""
     common = [name for name in solvers if name in set(authors)]
     finite = [name for name in common if np.isfinite(rating[authors.index(name)])]
     if len(finite) < 2:
@@ -237,8 +254,8 @@ def _divergence(solvers: list[str], theta: np.ndarray, theta_boot: np.ndarray,
     top_s = np.argmax(np.where(np.isfinite(boot_s), boot_s, -np.inf), axis=1)
     top_a = np.argmax(np.where(np.isfinite(boot_a), boot_a, -np.inf), axis=1)
     # Who could be on top: every player whose interval reaches the best lower bound.
-    s_low, s_high = percentile_interval(boot_s)
-    a_low, a_high = percentile_interval(boot_a)
+    s_low, s_high = theta_interval[0][s_index], theta_interval[1][s_index]
+    a_low, a_high = author_interval[0][a_index], author_interval[1][a_index]
     return {
         "top_solver_candidates": [name for name, high in zip(finite, s_high, strict=True)
                                   if high >= np.nanmax(s_low)],
@@ -295,7 +312,7 @@ def irt_compute(
     author_score, author_rating = authorship.ratings(field_score, ones)
     theta_boot, author_boot = _bootstrap(problem, fit.parameters, authorship, resamples, seed)
 
-    theta_low, theta_high = _interval_if(ranked_solver, *percentile_interval(theta_boot))
+    theta_low, theta_high = _interval_if(ranked_solver, *basic_interval(x.theta, theta_boot))
     counted = authorship.scored & (authorship.author >= 0) & np.isfinite(field_score)
     written = np.bincount(authorship.author[counted], minlength=len(authorship.authors))
     ranked_author = (written >= MIN_ENVIRONMENTS_FOR_INTERVAL) & np.isfinite(author_rating)
@@ -363,8 +380,10 @@ def irt_compute(
         "divergence": _divergence(
             [name for i, name in enumerate(cells.solvers) if ranked_solver[i]],
             x.theta[ranked_solver], theta_boot[:, ranked_solver],
+            (theta_low[ranked_solver], theta_high[ranked_solver]),
             [name for k, name in enumerate(authorship.authors) if ranked_author[k]],
-            author_rating[ranked_author], author_boot[:, ranked_author]),
+            author_rating[ranked_author], author_boot[:, ranked_author],
+            (author_low[ranked_author], author_high[ranked_author])),
     }
 
 

@@ -17,8 +17,15 @@ from duels.analytics.irt_report import (
     resampling_strata,
     rescaled_bootstrap_weights,
 )
+from duels.analytics.ratings import SCALE, ratings_fit
 from duels.analytics.sides import duel_sides
-from tests.helpers.planted import planted_cross_play, planted_duels
+from duels.analytics.strength import strength_fit
+from tests.helpers.planted import (
+    expected_rates,
+    planted_cross_play,
+    planted_duels,
+    player_name,
+)
 
 FLOOR, CEILING = 0.91, 0.99
 
@@ -51,7 +58,7 @@ def test_wilson_and_newcombe_cover_planted_pass_rates_and_hint_gains_at_k_2_4_8(
 
 def test_solve_rating_and_laplace_intervals_cover_with_four_environments_per_author():
     """Six players writing four environments each: the plain stratified bootstrap covered θ
-    in 0.90 of these 240 intervals; the rescaled one must reach the floor."""
+    in 0.90 of these 240 intervals; the rescaled one, reflected about θ, must reach the floor."""
     theta_hits, b_hits, g_hits = [], [], []
     for dataset in range(40):
         planted = planted_cross_play(np.random.default_rng([7, dataset]), players=6,
@@ -70,6 +77,46 @@ def test_solve_rating_and_laplace_intervals_cover_with_four_environments_per_aut
     assert len(theta_hits) == 240
     for hits in (theta_hits, b_hits, g_hits):
         assert FLOOR <= np.mean(hits) <= CEILING
+
+
+def test_setter_and_solver_strength_cover_with_five_duels_per_player():
+    """Eight players, five duels each: the plain percentile bootstrap over duels covered 0.82
+    (setter) and 0.85 (solver); the draws widened for each player's five duels must reach the
+    floor, and not overshoot the ceiling."""
+    setter_hits, solver_hits = [], []
+    for dataset in range(40):
+        planted = planted_duels(np.random.default_rng([30, dataset]), players=8, rounds=5,
+                                attempts=4)
+        sides, _ = duel_sides(planted.duels, planted.episodes)
+        strength = strength_fit(players=planted.names, sides=sides, episodes=planted.episodes,
+                                environments=planted.environments, seed=dataset)
+        true_setter, true_solver = expected_rates(planted)
+        setter_hits.extend((strength.setter_low <= true_setter)
+                           & (true_setter <= strength.setter_high))
+        solver_hits.extend((strength.pass_low <= true_solver) & (true_solver <= strength.pass_high))
+    assert len(setter_hits) == len(solver_hits) == 320
+    assert FLOOR <= np.mean(setter_hits) <= CEILING
+    assert FLOOR <= np.mean(solver_hits) <= CEILING
+
+
+def test_duel_ratings_cover_planted_strengths_with_six_and_eight_players():
+    """Two round robins of six and of eight players: the plain percentile bootstrap covered
+    0.88; the widened, bias-corrected one must reach the floor."""
+    hits = []
+    for players in (6, 8):
+        for dataset in range(40):
+            rng = np.random.default_rng([31, players, dataset])
+            theta = rng.normal(0, 1, players)
+            games = [(player_name(i), player_name(j), float(rng.random() < expit(theta[i]
+                                                                                - theta[j])))
+                     for _ in range(2) for i in range(players) for j in range(i + 1, players)]
+            fit = ratings_fit(players=[player_name(i) for i in range(players)], games=games,
+                              seed=dataset)
+            truth = 1000 + SCALE * (theta - theta.mean())
+            order = [int(name[1:]) for name in fit.players]
+            hits.extend((fit.low <= truth[order]) & (truth[order] <= fit.high))
+    assert len(hits) == 560
+    assert FLOOR <= np.mean(hits) <= CEILING
 
 
 def test_rescaled_weights_keep_each_stratum_whole_and_its_mean_unbiased():
