@@ -1,7 +1,9 @@
-"""Starting a command or a web process does not import the statistics stack.
+"""Starting a command or a web process does not import the statistics stack or a model SDK.
 
 scipy, datasketch and plotly take seconds to import; only computing figures needs them, so the
 URL configuration, the page modules and `manage.py` commands that do not compute leave them out.
+So do the model SDKs (`openai` takes seconds on a loaded machine): only a player that calls a
+model, or an export in its tool form, needs one.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("scipy", "datasketch", "plotly")
+HEAVY = ("scipy", "datasketch", "plotly", "openai", "anthropic")
 
 PROBE = """
 import sys
