@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,9 +58,10 @@ def database_url(name: str) -> str:
 
 
 def _migrate(url: str) -> None:
-    environment = {**os.environ, "DATABASE_URL": url}
-    done = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT,
-                          env=environment, capture_output=True, text=True, timeout=600)
+    with tempfile.TemporaryDirectory(prefix="envduels-migrating-") as var_dir:
+        environment = {**os.environ, "DATABASE_URL": url, "ENVDUELS_VAR_DIR": var_dir}
+        done = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT,
+                              env=environment, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"migrating the PostgreSQL template failed:\n{done.stderr[-3000:]}")
 
