@@ -74,7 +74,7 @@ def test_forged_and_unparsable_forwarded_for_on_sqlite():
 @pytest.mark.postgres
 @pytest.mark.slow
 def test_forged_and_unparsable_forwarded_for_on_postgresql():
-    with fresh_postgres_database() as url:
+    with fresh_postgres_database(migrated=True) as url:
         printed = postgres_shell(url, (
             "import json\n"
             "from tests.envduels_site.test_client_address import forwarded_for_outcomes\n"

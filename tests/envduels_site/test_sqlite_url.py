@@ -36,6 +36,23 @@ def test_an_in_memory_sqlite_url_is_refused_with_the_reason():
     assert "in-memory SQLite" in done.stderr
 
 
+# One `manage.py shell` instead of three start-ups: migrate through the URL (nothing is left
+# to apply), seed the built-in players, then a duel whose episodes run in several threads, all
+# writing to the one file.
+MIGRATE_SEED_AND_DUEL = """
+import io
+from django.core.management import call_command
+out = io.StringIO()
+call_command("migrate", interactive=False, stdout=out)
+print("no migrations to apply" if "No migrations to apply" in out.getvalue() else out.getvalue())
+call_command("seed_builtin", stdout=io.StringIO())
+out = io.StringIO()
+call_command("duel", "builtin-architect", "builtin-rookie", attempts=2, json=True, stdout=out,
+             stderr=io.StringIO())
+print(out.getvalue().replace(chr(10), " "))
+"""
+
+
 @pytest.mark.slow
 def test_a_duel_runs_to_the_end_on_a_sqlite_url_in_wal_mode(tmp_path):
     backends = available_backends()
@@ -47,12 +64,10 @@ def test_a_duel_runs_to_the_end_on_a_sqlite_url_in_wal_mode(tmp_path):
            "ENVDUELS_SANDBOX": "bwrap" if "bwrap" in backends else backends[0]}
     migrated_installation(database.parent)  # writes envduels.sqlite3 there
     (database.parent / "envduels.sqlite3").rename(database)
-    _manage(env, "migrate", "--noinput")  # through the URL: nothing left to apply
-    _manage(env, "seed_builtin")
-    # The duel runs its episodes in several threads, all writing to the one file.
-    result = json.loads(_manage(env, "duel", "builtin-architect", "builtin-rookie",
-                                "--attempts", "2", "--json"))
-    assert result["outcome"] in {"a", "b", "draw"}
+    printed = _manage(env, "shell", "--no-imports", "-c", MIGRATE_SEED_AND_DUEL)
+    applied, result = printed.strip().splitlines()[-2:]
+    assert applied == "no migrations to apply"  # the URL names the migrated file
+    assert json.loads(result)["outcome"] in {"a", "b", "draw"}
     with sqlite3.connect(database) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         statuses = dict(db.execute("SELECT status, count(*) FROM duels_episode GROUP BY status"))

@@ -1,8 +1,9 @@
-"""Starting a command or a web process does not import the statistics stack.
+"""Starting a command or a web process does not import the statistics stack or a model SDK.
 
 scipy, datasketch and plotly take seconds to import; only computing figures needs them, so the
 URL configuration, the page modules and `manage.py` commands that do not compute leave them out.
-Twisted (Daphne's server) is imported by the web server and `runserver` only.
+So do the model SDKs (`openai` takes seconds on a loaded machine): only a player that calls a
+model needs one. Twisted (Daphne's server) is imported by the web server and `runserver` only.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("scipy", "datasketch", "plotly", "twisted.internet.reactor")
+HEAVY = ("scipy", "datasketch", "plotly", "openai", "anthropic", "twisted.internet.reactor")
 
 PROBE = """
 import sys

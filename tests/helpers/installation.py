@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 MIGRATING_PACKAGES = ("Django", "django-tasks", "django-tasks-db")
 
 
-def _migrations_key() -> str:
+def migrations_key() -> str:
+    """A short digest of the migrations and the packages that bring their own: a change to any
+    of them names a new template (here, and for PostgreSQL in tests/helpers/postgres.py)."""
     digest = hashlib.sha256()
     for path in sorted((ROOT / "duels" / "migrations").glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -35,7 +37,7 @@ def _migrations_key() -> str:
 
 def migrated_template() -> Path:
     """The path of a migrated SQLite database for the current migrations (made on first use)."""
-    folder = Path(tempfile.gettempdir()) / "envduels-test-templates" / _migrations_key()
+    folder = Path(tempfile.gettempdir()) / "envduels-test-templates" / migrations_key()
     folder.mkdir(parents=True, exist_ok=True)
     template = folder / "envduels.sqlite3"
     with open(folder / "lock", "w") as lock:

@@ -2,17 +2,36 @@
 
 .ci/run starts PostgreSQL and sets ENVDUELS_TEST_POSTGRES_URL to a URL whose role may create
 databases (for example postgres://envduels:envduels@127.0.0.1:5432/postgres).
+
+Applying the migrations to an empty PostgreSQL database takes a `manage.py migrate` (tens of
+seconds on a loaded machine), so a test that needs the schema but is not about migrating gets a
+copy of a *migrated template* instead: `CREATE DATABASE ... TEMPLATE` copies its files in well
+under a second. The template is made once by a real `manage.py migrate`, named by the
+migrations' digest (tests/helpers/installation.py) and kept on the server, so a change to any
+migration makes a new one; templates of other digests are dropped when a new one is made. A
+session-wide advisory lock lets exactly one process make it while the others wait.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from tests.helpers.installation import migrations_key
 from tests.helpers.parts import need
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE_PREFIX = "envduels_template_"
+# pg_advisory_lock key shared by every process that makes, drops or copies a template.
+TEMPLATE_LOCK = 0x656E7664
 
 
 def postgres_admin_url() -> str:
@@ -32,23 +51,93 @@ def postgres_available() -> bool:
         return False
 
 
+def database_url(name: str) -> str:
+    """The admin URL pointed at database `name`."""
+    parts = urlsplit(postgres_admin_url())
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+
+
+def _migrate(url: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="envduels-migrating-") as var_dir:
+        environment = {**os.environ, "DATABASE_URL": url, "ENVDUELS_VAR_DIR": var_dir}
+        done = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT,
+                              env=environment, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"migrating the PostgreSQL template failed:\n{done.stderr[-3000:]}")
+
+
+def _drop(conn, name: str) -> None:
+    conn.execute(f'ALTER DATABASE "{name}" IS_TEMPLATE false')
+    conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def _ensure_template(conn) -> str:
+    """The migrated template's name, made on first use; call with TEMPLATE_LOCK held.
+
+    It is migrated under a draft name and renamed only when `migrate` succeeded, so a failed or
+    interrupted run leaves no half-migrated template. It takes no connections: a connection
+    to a template would make every copy of it fail."""
+    template = TEMPLATE_PREFIX + migrations_key()
+    names = [row[0] for row in conn.execute(
+        "SELECT datname FROM pg_database WHERE datname LIKE %s", (TEMPLATE_PREFIX + "%",))]
+    if template in names:
+        return template
+    for stale in names:
+        _drop(conn, stale)
+    draft = f"{template}_draft"
+    conn.execute(f'CREATE DATABASE "{draft}"')
+    try:
+        _migrate(database_url(draft))
+    except BaseException:
+        conn.execute(f'DROP DATABASE IF EXISTS "{draft}" WITH (FORCE)')
+        raise
+    conn.execute(f'ALTER DATABASE "{draft}" RENAME TO "{template}"')
+    conn.execute(f'ALTER DATABASE "{template}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
+    return template
+
+
 @contextmanager
-def fresh_postgres_database() -> Iterator[str]:
-    """Create an empty database, yield its URL, drop it afterwards."""
+def fresh_postgres_database(*, migrated: bool = False) -> Iterator[str]:
+    """Create a database, yield its URL, drop it afterwards.
+
+    Empty by default; with `migrated` a copy of the migrated template (every migration applied,
+    no rows but those the migrations write)."""
     need(postgres_available(), "PostgreSQL not reachable: set ENVDUELS_TEST_POSTGRES_URL")
     import psycopg
 
     admin_url = postgres_admin_url()
     name = f"envduels_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    parts = urlsplit(admin_url)
-    url = urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+        if migrated:
+            conn.execute("SELECT pg_advisory_lock(%s)", (TEMPLATE_LOCK,))
+            try:
+                template = _ensure_template(conn)
+                conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (TEMPLATE_LOCK,))
+        else:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    url = database_url(name)
     try:
         yield url
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def copy_migrated_schema(target_url: str) -> None:
+    """Load a copy of the migrated template into the empty database at `target_url` on another
+    server (a private one a test restarts, tests/helpers/private_services.py): `pg_dump | psql`
+    takes a second or two where `migrate` takes tens of seconds."""
+    need(shutil.which("pg_dump") is not None and shutil.which("psql") is not None,
+         "PostgreSQL client programs (pg_dump, psql) are not installed")
+    with fresh_postgres_database(migrated=True) as source:
+        dump = subprocess.run(["pg_dump", "--no-owner", "--no-privileges", "--dbname", source],
+                              capture_output=True, timeout=120)
+    assert dump.returncode == 0, dump.stderr.decode()[-3000:]
+    load = subprocess.run(["psql", "--quiet", "--set", "ON_ERROR_STOP=1", "--dbname",
+                           target_url], input=dump.stdout, capture_output=True, timeout=120)
+    assert load.returncode == 0, load.stderr.decode()[-3000:]
 
 
 # Prepended to code run by `postgres_shell`: the test suite's view of settings (plain static
@@ -64,17 +153,12 @@ TEST_ENVIRONMENT = (
 
 def postgres_shell(url: str, code: str, *, env: dict[str, str] | None = None,
                    timeout: int = 300) -> str:
-    """Migrate the database at `url`, run `code` in `manage.py shell` against it (as the test
-    suite sees settings) and return what it printed; fails the test on any error."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
+    """Run `code` in `manage.py shell` against the database at `url` (as the test suite sees
+    settings) and return what it printed; fails the test on any error. The database must
+    already be migrated: `fresh_postgres_database(migrated=True)`."""
     environment = {**os.environ, "DATABASE_URL": url, **(env or {})}
-    shell = ["shell", "--no-imports", "-c", TEST_ENVIRONMENT + code]
-    for argv in (["migrate", "--noinput"], shell):
-        done = subprocess.run([sys.executable, "manage.py", *argv], cwd=root, env=environment,
-                              capture_output=True, text=True, timeout=timeout)
-        assert done.returncode == 0, done.stderr[-3000:]
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c", TEST_ENVIRONMENT + code],
+        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout

@@ -117,14 +117,10 @@ print(len(transcripts_search(query="salt 4000").hits), len(transcripts_search(qu
 @pytest.mark.postgres
 @pytest.mark.slow
 def test_search_on_postgresql():
-    with fresh_postgres_database() as url:
-        env = {**os.environ, "DATABASE_URL": url}
-
-        def manage(*args: str) -> subprocess.CompletedProcess:
-            return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env,
-                                  capture_output=True, text=True, timeout=300)
-
-        assert manage("migrate", "--noinput").returncode == 0
-        result = manage("shell", "--no-imports", "-c", SEARCH_ON_POSTGRES)
+    with fresh_postgres_database(migrated=True) as url:
+        result = subprocess.run(
+            [sys.executable, "manage.py", "shell", "--no-imports", "-c", SEARCH_ON_POSTGRES],
+            cwd=ROOT, env={**os.environ, "DATABASE_URL": url}, capture_output=True, text=True,
+            timeout=300)
         assert result.returncode == 0, result.stderr
         assert result.stdout.split("\n")[:2] == ["[(True, 1), (False, 2)]", "1 0"]

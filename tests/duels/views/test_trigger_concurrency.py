@@ -78,13 +78,8 @@ def test_concurrent_posts_never_exceed_the_limit_on_sqlite(owner, make):
 @pytest.mark.postgres
 @pytest.mark.slow
 def test_concurrent_posts_never_exceed_the_limit_on_postgresql():
-    with fresh_postgres_database() as url:
+    with fresh_postgres_database(migrated=True) as url:
         env = {**os.environ, "DATABASE_URL": url, "ENVDUELS_DUEL_RATE_PER_HOUR": str(LIMIT)}
-        migrate = subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env,
-            capture_output=True, text=True, timeout=300,
-        )
-        assert migrate.returncode == 0, migrate.stderr
         probe = (
             "from django.conf import settings\n"
             "from django.test.utils import override_settings, setup_test_environment\n"
