@@ -20,7 +20,7 @@ from duels.exchange.export import CHUNK_SIZE
 from duels.models import Condition, Environment, Episode, Hint, Player, Status, Step
 from duels.players.actions import TEXT, TOOL, action_protocol
 from duels.players.base import PlayerError
-from duels.players.openai import openai_messages
+from duels.players.chat_completions import openai_messages
 from duels.players.prompts import solver_messages
 
 

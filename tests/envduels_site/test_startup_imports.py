@@ -2,7 +2,8 @@
 
 scipy, datasketch and plotly take seconds to import; only computing figures needs them, so the
 URL configuration, the page modules and `manage.py` commands that do not compute leave them out.
-Twisted (Daphne's server) is imported by the web server and `runserver` only.
+Twisted (Daphne's server) is imported by the web server and `runserver` only, and the `openai`
+SDK (over a second) by a player that calls the API, not by the exports that write its chat form.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("scipy", "datasketch", "plotly", "twisted.internet.reactor")
+HEAVY = ("scipy", "datasketch", "plotly", "twisted.internet.reactor", "openai")
 
 PROBE = """
 import sys
