@@ -20,6 +20,7 @@ from duels.exchange.export import CHUNK_SIZE
 from duels.models import Condition, Environment, Episode, Hint, Player, Status, Step
 from duels.players.actions import TEXT, TOOL, action_protocol
 from duels.players.base import PlayerError
+from duels.players.chat_completions import openai_messages
 from duels.players.prompts import solver_messages
 
 
@@ -200,10 +201,6 @@ def training_chat_records(
             last["action"] = action
         messages.append(last)
         if protocol == TOOL:
-            # Imported here: the `openai` SDK takes seconds to import, and this module is
-            # loaded with the URL configuration by every web process and `manage.py` check.
-            from duels.players.openai import openai_messages
-
             messages = openai_messages(messages)
         if thinking:
             replies = (message for message in messages if message["role"] == "assistant")

@@ -3,7 +3,8 @@
 scipy, datasketch and plotly take seconds to import; only computing figures needs them, so the
 URL configuration, the page modules and `manage.py` commands that do not compute leave them out.
 So do the model SDKs (`openai` takes seconds on a loaded machine): only a player that calls a
-model needs one. Twisted (Daphne's server) is imported by the web server and `runserver` only.
+model needs one, not the exports that write its chat form. Twisted (Daphne's server) is imported
+by the web server and `runserver` only.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import pytest
 
 from duels.players import player_client, prompts
 from duels.players.anthropic import anthropic_messages
-from duels.players.openai import openai_messages
+from duels.players.chat_completions import openai_messages
 from tests.duels.players.loopback import LoopbackServer, loopback_player, reply, tool_call
 
 KEY = "sk-loopback-test-key-0123456789"
