@@ -19,10 +19,14 @@ UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(BIN)/uv
 $(STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet 'uv==$(UV_VERSION)'
-	$(UV) sync --frozen --extra dev --inexact --quiet
+	$(UV) sync --frozen --extra dev --inexact --quiet --compile-bytecode
 	@touch $(STAMP)
 
+# Every Python process would otherwise compile what it imports again wherever bytecode is not
+# written (PYTHONDONTWRITEBYTECODE, a read-only checkout): packages are compiled at install
+# (--compile-bytecode above), the project's own modules here, only those that changed.
 install: $(STAMP)
+	@$(BIN)/python -m compileall -q envduels_site duels sandbox_runner tests benchmarks
 
 lock: install
 	$(UV) lock
