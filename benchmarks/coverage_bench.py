@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy import stats
-from scipy.special import expit, logit
+from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -40,7 +40,7 @@ from duels.analytics.findings import (  # noqa: E402
     finding_transitive,
 )
 from duels.analytics.intervals import wilson_interval  # noqa: E402
-from duels.analytics.irt_report import irt_compute, to_scale  # noqa: E402
+from duels.analytics.irt_report import irt_compute  # noqa: E402
 from duels.analytics.ratings import SCALE, ratings_fit  # noqa: E402
 from duels.analytics.scale import scale_fit  # noqa: E402
 from duels.analytics.sides import duel_sides  # noqa: E402
@@ -52,6 +52,7 @@ from tests.helpers.planted import (  # noqa: E402
     planted_cross_play,
     planted_duels,
     player_name,
+    true_author_ratings,
 )
 
 RESAMPLES = 200
@@ -188,24 +189,10 @@ def duels(tally: Tally, datasets: int) -> list[tuple[float, bool]]:
     return calibration
 
 
-def true_author_ratings(planted, *, field: list[int], rated: list[str]) -> dict[str, float]:
-    """The Author rating of each `rated` author recomputed from the planted θ, b and γ with the
-    formula of duels/analytics/irt_report.py: field = `field` (ranked solvers) minus the author."""
-    theta = planted.theta - planted.theta.mean()
-    scores: dict[int, list[float]] = defaultdict(list)
-    for j, a in enumerate(planted.author):
-        others = [i for i in field if i != a]
-        eta = theta[others] - (planted.difficulty[j] - planted.theta.mean())
-        scores[int(a)].append(float(np.mean(expit(eta + planted.hint_effect[j])
-                                            * (1 - expit(eta)))))
-    logits = {name: logit(np.mean(scores[int(name[1:])])) for name in rated}
-    centre = np.mean(list(logits.values()))
-    return {name: float(to_scale(value - centre)) for name, value in logits.items()}
-
-
 def solver_not_setter(verdicts: Verdicts, datasets: int) -> None:
     """The first finding on tournaments drawn until the truth is the wanted case: the player
-    with the highest θ is (or is not) the one with the highest true Author rating."""
+    with the highest θ is (or is not) the one with the highest true Author rating (propensity:
+    the skills of the players, not the luck of the environments drawn)."""
     players, per_author, attempts = 8, 5, 4
     for case in ("claim true: tops differ", "claim false: same top"):
         found, draw = 0, 0
@@ -228,7 +215,11 @@ def solver_not_setter(verdicts: Verdicts, datasets: int) -> None:
 
 
 def joint_model(tally: Tally, verdicts: Verdicts, datasets: int) -> None:
-    """θ, b, γ and Author rating intervals of the joint model; the first finding's verdicts."""
+    """θ, b, γ and Author rating intervals of the joint model; the first finding's verdicts.
+
+    The Author rating's truth is the author's propensity, the rating of the environments it
+    would write (tests/helpers/planted.py), as θ's is the planted ability; it is also measured
+    against the rating of the very environments written, which the interval is not about."""
     for players, per_author, attempts, per_environment in ((4, 3, 2, None), (8, 5, 4, None),
                                                            (20, 6, 8, 6)):
         size = f"{players}p, {per_author} envs/author, k={attempts}"
@@ -250,12 +241,15 @@ def joint_model(tally: Tally, verdicts: Verdicts, datasets: int) -> None:
                           planted.difficulty[j] - centre)
                 tally.add("hint effect γ (Laplace)", size, row["h_low"], row["h_high"],
                           planted.hint_effect[j])
-            truth = true_author_ratings(
-                planted, field=[int(row["player"][1:]) for row in irt["solvers"]],
-                rated=[row["player"] for row in irt["authors"] + irt["authors_too_few"]])
+            who = {"field": [int(row["player"][1:]) for row in irt["solvers"]],
+                   "rated": [row["player"] for row in irt["authors"] + irt["authors_too_few"]]}
+            truth = true_author_ratings(planted, **who)
+            written = true_author_ratings(planted, **who, written=True)
             for row in irt["authors"]:
                 tally.add("Author rating (bootstrap, Rao–Wu)", size, row["low"], row["high"],
                           truth[row["player"]])
+                tally.add("  the same, of the environments written", size, row["low"],
+                          row["high"], written[row["player"]])
             divergence = irt["divergence"]
             if divergence:
                 names = [row["player"] for row in irt["solvers"]

@@ -53,7 +53,8 @@ INTERVAL_METHODS = {
     "scale": "Spearman ρ; bootstrap percentile over players",
     "irt": "θ and Author ratings: bootstrap over environments, stratified by author and "
            f"rescaled for small strata (Rao–Wu), {IRT_RESAMPLES} resamples at most, basic "
-           "(reflected) interval for θ, percentile for the Author rating; difficulty and hint "
+           "(reflected) interval for θ, percentile for the Author rating with its draws "
+           "widened for the author's n environments (t(n−1)/z); difficulty and hint "
            "effect: normal (Laplace) approximation",
 }
 MIN_DUELS = 1

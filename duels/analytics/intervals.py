@@ -80,7 +80,7 @@ def basic_interval(estimate: np.ndarray, draws: np.ndarray) -> tuple[np.ndarray,
     return 2 * estimate - high, 2 * estimate - low
 
 
-def small_sample_factor(units: np.ndarray) -> np.ndarray:
+def small_sample_factor(units: np.ndarray, *, rescaled: bool = False) -> np.ndarray:
     """How much wider than the plain bootstrap spread a 95% interval over n resampled units must
     be: sqrt(n / (n − 1)) · t(n − 1, 0.975) / z(0.975); NaN below two units.
 
@@ -91,15 +91,19 @@ def small_sample_factor(units: np.ndarray) -> np.ndarray:
     For n = 5 the two together make 1.58 times the width; for n = 20, 1.09. Whole duels are
     resampled from the whole tournament, so Rao–Wu's rescaling of the total count (n − 1 draws
     of n, as the joint model does within each author) cannot reach a single player's n.
+    With `rescaled` the draws already have the unbiased variance (Rao–Wu within the player's
+    stratum, as the Author rating's): only Student's t remains, t(n − 1, 0.975) / z.
     """
     n = np.asarray(units, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        factor = np.sqrt(n / (n - 1)) * stats.t.ppf(0.975, np.maximum(n - 1, 1)) / Z95
+        factor = (1.0 if rescaled else np.sqrt(n / (n - 1))) * stats.t.ppf(
+            0.975, np.maximum(n - 1, 1)) / Z95
     return np.where(n >= 2, factor, np.nan)
 
 
 def widened_draws(estimate: np.ndarray, draws: np.ndarray, units: np.ndarray, *,
-                  bounds: tuple[float, float] | None = None) -> np.ndarray:
+                  bounds: tuple[float, float] | None = None,
+                  rescaled: bool = False) -> np.ndarray:
     """The corrected duel bootstrap: each column's draws (resamples, figures) moved away from its
     estimate by `small_sample_factor(units)`, then held inside `bounds` (a rate cannot leave
     [0, 1]). Quantiles of the result are the plain bootstrap's widened by that factor, keeping
@@ -107,7 +111,7 @@ def widened_draws(estimate: np.ndarray, draws: np.ndarray, units: np.ndarray, *,
     draw by draw from them inherits the correction. NaN where a figure rests on fewer than two
     units: one duel shows no spread, so its uncertainty is unknown, not zero.
     """
-    widened = estimate + small_sample_factor(units) * (draws - estimate)
+    widened = estimate + small_sample_factor(units, rescaled=rescaled) * (draws - estimate)
     if bounds is not None:
         widened = np.clip(widened, *bounds)
     return widened

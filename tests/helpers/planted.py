@@ -8,12 +8,14 @@ truths are therefore known exactly, and so is every figure computed from them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, logit
 
 from duels.analytics.data import DuelRecord, EnvironmentRecord, EpisodeRecord
+from duels.analytics.irt_report import to_scale
 
 DIFFICULTY_SD = 1.0
 HINT_SD = 0.8
@@ -118,6 +120,13 @@ def planted_duels(rng: np.random.Generator, *, players: int, rounds: int,
                    np.array(author), episodes, environments, duels)
 
 
+def _environment_draws(planted: Planted) -> tuple[np.ndarray, np.ndarray]:
+    """Difficulty and hint effect of 20,000 environments each player would write
+    (players × 20,000 each): the generator of `_environment`, on fixed normal draws."""
+    return (planted.craft[:, None] + DIFFICULTY_SD * _NORMALS[0][None, :],
+            planted.hint_skill[:, None] + HINT_SD * _NORMALS[1][None, :])
+
+
 def expected_rates(planted: Planted) -> tuple[np.ndarray, np.ndarray]:
     """Each player's true setter strength (expected setter score p_h·(1 − p_u) of its
     environments against an opponent drawn uniformly from the others) and true solver strength
@@ -125,8 +134,7 @@ def expected_rates(planted: Planted) -> tuple[np.ndarray, np.ndarray]:
     players = len(planted.theta)
     setter = np.zeros(players)
     solver = np.zeros(players)
-    b_draws = planted.craft[:, None] + DIFFICULTY_SD * _NORMALS[0][None, :]
-    g_draws = planted.hint_skill[:, None] + HINT_SD * _NORMALS[1][None, :]
+    b_draws, g_draws = _environment_draws(planted)
     for a in range(players):
         others = [i for i in range(players) if i != a]
         unhinted = expit(planted.theta[others][:, None] - b_draws[a][None, :])
@@ -134,3 +142,28 @@ def expected_rates(planted: Planted) -> tuple[np.ndarray, np.ndarray]:
         setter[a] = np.mean(hinted * (1 - unhinted))
         solver[a] = np.mean(expit(planted.theta[a] - b_draws[others]))
     return setter, solver
+
+
+def true_author_ratings(planted: Planted, *, field: Sequence[int], rated: Sequence[str],
+                        written: bool = False) -> dict[str, float]:
+    """The true Author rating of each `rated` author, by the formula of
+    duels/analytics/irt_report.py on the planted θ, b and γ: the field setter score
+    σ(θ_i − b + γ)·(1 − σ(θ_i − b)) averaged over the solvers `field` minus the author and over
+    the author's environments, its logit centred over `rated`, on the rating scale.
+
+    The environments are those the author would write (its propensity, a property of the
+    player like θ: the estimand of the bootstrap over its environments), or with `written` the
+    very environments it happened to write (a property of this tournament's environments).
+    """
+    b_draws, g_draws = _environment_draws(planted)
+    logits = {}
+    for name in rated:
+        a = int(name[1:])
+        others = [i for i in field if i != a]
+        mine = planted.author == a
+        b, g = ((planted.difficulty[mine], planted.hint_effect[mine]) if written
+                else (b_draws[a], g_draws[a]))
+        eta = planted.theta[others][:, None] - b[None, :]
+        logits[name] = logit(np.mean(expit(eta + g[None, :]) * (1 - expit(eta))))
+    centre = np.mean(list(logits.values()))
+    return {name: float(to_scale(value - centre)) for name, value in logits.items()}

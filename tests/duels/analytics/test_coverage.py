@@ -25,6 +25,7 @@ from tests.helpers.planted import (
     planted_cross_play,
     planted_duels,
     player_name,
+    true_author_ratings,
 )
 
 FLOOR, CEILING = 0.91, 0.99
@@ -56,10 +57,13 @@ def test_wilson_and_newcombe_cover_planted_pass_rates_and_hint_gains_at_k_2_4_8(
         assert FLOOR <= np.mean(newcombe_hits) <= CEILING, attempts
 
 
-def test_solve_rating_and_laplace_intervals_cover_with_four_environments_per_author():
+def test_joint_model_intervals_cover_with_four_environments_per_author():
     """Six players writing four environments each: the plain stratified bootstrap covered θ
-    in 0.90 of these 240 intervals; the rescaled one, reflected about θ, must reach the floor."""
-    theta_hits, b_hits, g_hits = [], [], []
+    in 0.90 of these 240 intervals; the rescaled one, reflected about θ, must reach the floor.
+    The Author rating's percentile interval covered the author's propensity (the rating of the
+    environments it would write) in 0.88 of them; widened by t(3)/z (0.97) it must reach the
+    floor and stay under the ceiling."""
+    theta_hits, b_hits, g_hits, author_hits = [], [], [], []
     for dataset in range(40):
         planted = planted_cross_play(np.random.default_rng([7, dataset]), players=6,
                                      per_author=4, attempts=4)
@@ -74,8 +78,13 @@ def test_solve_rating_and_laplace_intervals_cover_with_four_environments_per_aut
             j = int(author) * 4 + int(k)
             b_hits.append(row["d_low"] <= planted.difficulty[j] - centre <= row["d_high"])
             g_hits.append(row["h_low"] <= planted.hint_effect[j] <= row["h_high"])
-    assert len(theta_hits) == 240
-    for hits in (theta_hits, b_hits, g_hits):
+        truth = true_author_ratings(
+            planted, field=[int(row["player"][1:]) for row in irt["solvers"]],
+            rated=[row["player"] for row in irt["authors"] + irt["authors_too_few"]])
+        author_hits.extend(row["low"] <= truth[row["player"]] <= row["high"]
+                           for row in irt["authors"])
+    assert len(theta_hits) == len(author_hits) == 240
+    for hits in (theta_hits, b_hits, g_hits, author_hits):
         assert FLOOR <= np.mean(hits) <= CEILING
 
 
