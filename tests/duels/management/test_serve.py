@@ -121,7 +121,7 @@ def test_serve_answers_and_stops_cleanly(tmp_path):
     # The admin and a token for the websocket checks, in one start-up instead of two.
     admin = subprocess.run(
         [sys.executable, "manage.py", "shell", "--no-imports", "-c", ADMIN_AND_TOKEN], cwd=ROOT,
-        env=env, capture_output=True, text=True, timeout=120,
+        env=env, capture_output=True, text=True, timeout=300,
     )
     assert admin.returncode == 0 and "password:" in admin.stdout, admin.stdout + admin.stderr
     token = admin.stdout.strip().splitlines()[-1]

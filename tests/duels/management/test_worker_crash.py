@@ -47,7 +47,7 @@ print(json.loads(out.getvalue())["tournament"])
 """
 
 
-def _manage(env: dict, *args: str, timeout: float = 120) -> str:
+def _manage(env: dict, *args: str, timeout: float = 300) -> str:
     done = subprocess.run([sys.executable, MANAGE, *args], env=env, cwd=ROOT, timeout=timeout,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
