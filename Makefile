@@ -16,10 +16,15 @@ UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(BIN)/uv
 
 .PHONY: run test install lock lint check-migrations bench clean screenshots
 
+# Where PYTHONDONTWRITEBYTECODE is set, Python never caches compiled modules, so every process
+# (each test worker, each subprocess a test starts) would compile Django, SciPy and the rest from
+# source again; the install compiles them once instead. Elsewhere Python caches them as it goes.
+COMPILE_BYTECODE := $(if $(PYTHONDONTWRITEBYTECODE),--compile-bytecode)
+
 $(STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet 'uv==$(UV_VERSION)'
-	$(UV) sync --frozen --extra dev --inexact --quiet
+	$(UV) sync --frozen --extra dev --inexact --quiet $(COMPILE_BYTECODE)
 	@touch $(STAMP)
 
 install: $(STAMP)
