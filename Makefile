@@ -16,17 +16,22 @@ UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(BIN)/uv
 
 .PHONY: run test test-durations install lock lint check-migrations bench clean screenshots
 
+# Where PYTHONDONTWRITEBYTECODE is set, Python never caches compiled modules, so every process
+# (each test worker, each subprocess a test starts) would compile Django, SciPy and the rest from
+# source again: the install compiles the packages once, and each make the project's own modules
+# that changed. Elsewhere Python caches them as it goes.
+COMPILE_BYTECODE := $(if $(PYTHONDONTWRITEBYTECODE),--compile-bytecode)
+COMPILE_PROJECT := $(if $(PYTHONDONTWRITEBYTECODE),$(BIN)/python -m compileall -q \
+	envduels_site duels sandbox_runner tests benchmarks,@true)
+
 $(STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet 'uv==$(UV_VERSION)'
-	$(UV) sync --frozen --extra dev --inexact --quiet --compile-bytecode
+	$(UV) sync --frozen --extra dev --inexact --quiet $(COMPILE_BYTECODE)
 	@touch $(STAMP)
 
-# Every Python process would otherwise compile what it imports again wherever bytecode is not
-# written (PYTHONDONTWRITEBYTECODE, a read-only checkout): packages are compiled at install
-# (--compile-bytecode above), the project's own modules here, only those that changed.
 install: $(STAMP)
-	@$(BIN)/python -m compileall -q envduels_site duels sandbox_runner tests benchmarks
+	@$(COMPILE_PROJECT)
 
 lock: install
 	$(UV) lock

@@ -57,16 +57,16 @@ def sandbox(settings):
 def test_a_provider_outage_mid_tournament_changes_no_outcome(sandbox):
     with ModelServer() as server:
         calm = tournament_create(players=_players(run="calm", base_url=server.base_url),
-                                 rounds=2, attempts=2, concurrency=4)
+                                 rounds=1, attempts=2, concurrency=4)
         assert tournament_drive(tournament=calm)
         calm_requests = server.requests
 
     with ModelServer() as server:
-        # Two setter calls per duel come first; the outage starts among the solver turns and
+        # The duel's two setter calls come first; the outage starts among the solver turns and
         # lasts longer than a player's own retries.
         server.outage(after=6, count=6)
         stormy = tournament_create(players=_players(run="stormy", base_url=server.base_url),
-                                   rounds=2, attempts=2, concurrency=4)
+                                   rounds=1, attempts=2, concurrency=4)
         assert tournament_drive(tournament=stormy)
         assert server.unavailable == 6
 
@@ -105,16 +105,27 @@ def _kill_the_episode_containers(stop: threading.Event, killed: list[str]) -> No
         time.sleep(0.05)
 
 
-def _drive_disturbed(disturb, *args):
+def _drive_disturbed(settings, disturb, *args):
     """Drive a one-round tournament of two built-in players while `disturb(*args, stop, hits)`
-    runs in a thread; return the tournament (reloaded) and what the disturber hit."""
+    runs in a thread; return the tournament (reloaded) and what the disturber hit.
+
+    The built-in players answer slowly (ENVDUELS_BUILTIN_LATENCY_MS) so that the disturber
+    catches an episode under way; once it has struck, the rest of the tournament runs at full
+    speed, as waiting longer would test nothing more.
+    """
     from duels.services.players import player_seed_builtin
 
     player_seed_builtin()
     players = list(Player.objects.filter(name__in=["builtin-architect", "builtin-watcher"]))
     tournament = tournament_create(players=players, rounds=1, attempts=1, concurrency=2)
     stop, hits = threading.Event(), []
-    disturber = threading.Thread(target=disturb, args=(*args, stop, hits))
+
+    def disturb_then_hurry() -> None:
+        disturb(*args, stop, hits)
+        if hits:
+            settings.ENVDUELS_BUILTIN_LATENCY_MS = 0
+
+    disturber = threading.Thread(target=disturb_then_hurry)
     disturber.start()
     try:
         assert tournament_drive(tournament=tournament)
@@ -142,7 +153,7 @@ def test_a_sandbox_container_killed_from_outside_mid_episode_is_resumed(settings
     settings.ENVDUELS_SANDBOX = "docker"
     settings.ENVDUELS_INFRA_BACKOFF_SECONDS = 0
     settings.ENVDUELS_BUILTIN_LATENCY_MS = 300  # episodes last long enough to be caught
-    tournament, killed = _drive_disturbed(_kill_the_episode_containers)
+    tournament, killed = _drive_disturbed(settings, _kill_the_episode_containers)
     assert killed, "no episode container was caught running"
     _assert_finished_and_resumed(tournament, Episode.objects.filter(
         duel__tournament=tournament, infra_faults__gt=0, steps__gte=2))
@@ -183,8 +194,8 @@ def test_the_docker_engine_restarting_mid_episode_is_resumed(settings, monkeypat
         settings.ENVDUELS_INFRA_MAX_TRIES = 10  # a restart lasts a few seconds
         settings.ENVDUELS_BUILTIN_LATENCY_MS = 300  # episodes last long enough to be caught
         try:
-            tournament, restarted = _drive_disturbed(_restart_when_an_episode_is_under_way,
-                                                     engine)
+            tournament, restarted = _drive_disturbed(
+                settings, _restart_when_an_episode_is_under_way, engine)
         finally:
             POOL.clear()
             _probe_cache.clear()

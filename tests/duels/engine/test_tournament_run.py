@@ -42,8 +42,11 @@ def test_a_tournament_of_four_builtin_players_completes_with_recomputable_scores
     builtin_players,
 ):
     names = ["builtin-architect", "builtin-cautious", "builtin-rookie", "builtin-watcher"]
+    # Two attempts per condition are enough for scores that can be recomputed (pass rates of
+    # 0, 1/2 or 1); the number does not matter to the claim, each one costs four episodes a duel.
+    attempts = 2
     tournament = tournament_create(players=[builtin_players[n] for n in names], rounds=2,
-                                   attempts=4, concurrency=12)
+                                   attempts=attempts, concurrency=12)
     assert tournament_drive(tournament=tournament) is True
 
     tournament.refresh_from_db()
@@ -55,7 +58,7 @@ def test_a_tournament_of_four_builtin_players_completes_with_recomputable_scores
     episodes = Episode.objects.filter(duel__tournament=tournament)
     valid_sides = sum(1 for duel in duels for side in "ab" if not getattr(duel, f"forfeit_{side}"))
     assert valid_sides >= 12
-    assert episodes.count() == valid_sides * 2 * 4
+    assert episodes.count() == valid_sides * 2 * attempts
     assert set(episodes.values_list("status", flat=True)) == {Status.FINISHED}
     assert set(episodes.values_list("prompt_version", flat=True)) == {prompts.PROMPT_VERSION}
     # Each setter's KIND line is stored as the environment's family (filterable in the UI).

@@ -9,7 +9,7 @@ import sys
 import pytest
 from django.core.management import CommandError, call_command
 
-from sandbox_runner import SandboxUnavailable, resolve_backend
+from sandbox_runner import SandboxUnavailable, available_backends, resolve_backend
 from tests.duels.exchange.rl_sets import make_rl_set
 from tests.helpers.parts import need
 
@@ -52,7 +52,11 @@ def test_export_refuses_an_existing_directory_and_an_empty_set(make, tmp_path):
 
 
 @pytest.fixture
-def gym_package(make, tmp_path, monkeypatch):
+def gym_package(make, tmp_path, monkeypatch, settings):
+    # Every reset opens a fresh sandbox (check_env resets many times): the quickest to start.
+    backends = available_backends()
+    if backends:
+        settings.ENVDUELS_SANDBOX = "bwrap" if "bwrap" in backends else backends[0]
     make_rl_set(make)
     out = tmp_path / "pkg"
     call_command("export", "--format", "gymnasium", "--out", str(out), "--name",

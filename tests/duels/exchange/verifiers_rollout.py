@@ -1,7 +1,10 @@
 """Run inside the verifiers virtualenv: load an exported package with `verifiers.load_environment`
-and evaluate it against an OpenAI-compatible server; print each rollout's reward as JSON.
+and evaluate it against one or more OpenAI-compatible servers; print each server's rollouts as
+one JSON line.
 
-argv: env id, base URL, use_hint (0/1).
+argv: env id, use_hint (0/1), then one base URL per policy to score. The environment is loaded
+once and evaluated against every server in turn, so importing verifiers (seconds of work) is
+paid once however many policies a test scores.
 """
 
 import json
@@ -13,15 +16,17 @@ from verifiers.clients import OpenAIChatCompletionsClient
 
 
 def main() -> None:
-    env_id, base_url, use_hint = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+    env_id, use_hint, base_urls = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
     env = vf.load_environment(env_id, use_hint=use_hint, seeds=2)
     assert isinstance(env, vf.MultiTurnEnv), type(env)
-    client = OpenAIChatCompletionsClient(AsyncOpenAI(base_url=base_url, api_key="loopback"))
-    results = env.evaluate_sync(client, model="policy", num_examples=-1, rollouts_per_example=1)
-    rows = [{"reward": output["reward"], "metrics": output.get("metrics", {}),
-             "info": output.get("info"), "error": str(output.get("error") or "")}
-            for output in results["outputs"]]
-    print("ROLLOUTS " + json.dumps(rows, default=str))
+    for base_url in base_urls:
+        client = OpenAIChatCompletionsClient(AsyncOpenAI(base_url=base_url, api_key="loopback"))
+        results = env.evaluate_sync(client, model="policy", num_examples=-1,
+                                    rollouts_per_example=1)
+        rows = [{"reward": output["reward"], "metrics": output.get("metrics", {}),
+                 "info": output.get("info"), "error": str(output.get("error") or "")}
+                for output in results["outputs"]]
+        print("ROLLOUTS " + json.dumps(rows, default=str), flush=True)
 
 
 if __name__ == "__main__":

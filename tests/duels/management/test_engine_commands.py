@@ -79,7 +79,8 @@ def test_observe_mode_is_measured_and_stored(sandbox, monkeypatch):
     setter's mean setter score, with observe on and off, and the summary stores it."""
     monkeypatch.setattr(tournament_command, "PICKUP_SECONDS", 0.3)
     player_seed_builtin()
-    players = "builtin-watcher,builtin-architect,builtin-cautious"
+    # The observer and one other setter: two duels a tournament, round 2 after round 1.
+    players = "builtin-watcher,builtin-architect"
     reports = {}
     for observe in (True, False):
         args = ["tournament", "--players", players, "--rounds", "2", "--attempts", "2",

@@ -29,13 +29,16 @@ def generated(family: str, difficulty: int, author_seed: int = 0):
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_family_sources_keep_the_contract_in_the_sandbox(family):
     """Deterministic reset, hint kept out, junk tolerated, reference solves seeds in budget."""
-    need(bool(backends()), "no sandbox backend (docker, bwrap or unshare) works here")
+    working = backends()
+    need(bool(working), "no sandbox backend (docker, bwrap or unshare) works here")
     from sandbox_runner import open_sandbox
 
+    # The quickest to answer a step; the next test runs the sources on every backend.
+    backend = "bwrap" if "bwrap" in working else working[0]
     for difficulty in DIFFICULTIES:
         env = generated(family, difficulty, author_seed=1)
         assert len(env.source.encode()) <= 64 * 1024
-        with open_sandbox(env.source, backend="auto") as sandbox:
+        with open_sandbox(env.source, backend=backend) as sandbox:
             assert 1 <= sandbox.max_steps <= 200
             for seed in range(6):
                 first = sandbox.reset(seed=seed)
