@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 Z95 = 1.959963984540054
 
@@ -94,6 +93,7 @@ def small_sample_factor(units: np.ndarray, *, rescaled: bool = False) -> np.ndar
     With `rescaled` the draws already have the unbiased variance (Rao–Wu within the player's
     stratum, as the Author rating's): only Student's t remains, t(n − 1, 0.975) / z.
     """
+    from scipy import stats  # here: pages import this module, and scipy takes seconds
     n = np.asarray(units, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         factor = (1.0 if rescaled else np.sqrt(n / (n - 1))) * stats.t.ppf(
@@ -139,6 +139,7 @@ def bias_corrected_interval(estimate: np.ndarray,
     estimate) measures that and moves both percentiles to Φ(2·z0 ∓ 1.96). z0 is held within
     ±1.96, which keeps the estimate inside its interval. NaN where a column has no finite draw.
     """
+    from scipy import stats  # here: pages import this module, and scipy takes seconds
     if draws.shape[0] == 0:
         nan = np.full(draws.shape[1:], np.nan)
         return nan, nan

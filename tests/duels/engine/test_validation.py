@@ -198,8 +198,10 @@ def test_observations_from_the_clock_are_caught_at_the_step_that_shows_them(any_
     report = report_for(source, any_backend)
     assert checks(report)["deterministic"] is False
     text = detail(report, "deterministic")
-    assert text.startswith("seed 0, step 1 (action ''): observation 'A wall at ")
-    assert text.count("A wall at") == 2 and "in the first sandbox" in text
+    # A long text is shown around its first difference, so the start may be cut off ("…' wall
+    # at …") when the two clocks agree on many leading digits.
+    assert text.startswith("seed 0, step 1 (action ''): observation ")
+    assert text.count("wall at") == 2 and "in the first sandbox" in text
 
 
 def test_the_reference_replay_is_compared_too(any_backend):
