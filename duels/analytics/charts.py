@@ -104,10 +104,23 @@ def head_to_head_figures(order: list[str], win_rate: list[list], duels: list[lis
     }
 
 
+def _no_interval(role: str, value: float) -> str:
+    return (f"{role} {value:.2f} has no interval: every resample of its duels gives that same "
+            "figure (one duel, or duels that all scored alike), so its uncertainty is unknown, "
+            "not zero")
+
+
 def roles_figure(setters: list[dict], solvers: list[dict]) -> dict:
-    """Setter score and solver pass rate side by side, each ranked on its own."""
-    setter_rows = sorted(setters, key=lambda r: r["setter_score"])
-    solver_rows = sorted(solvers, key=lambda r: r["pass_rate"])
+    """Setter score and solver pass rate side by side, each ranked on its own; a player without
+    an interval in a role is in the table but listed apart from that ranking."""
+    setter_rows = sorted((r for r in setters if r["low"] is not None),
+                         key=lambda r: r["setter_score"])
+    solver_rows = sorted((r for r in solvers if r["low"] is not None),
+                         key=lambda r: r["pass_rate"])
+    apart = [*({"player": r["player"], "reason": _no_interval("setter score", r["setter_score"])}
+               for r in setters if r["low"] is None),
+             *({"player": r["player"], "reason": _no_interval("solver pass rate", r["pass_rate"])}
+               for r in solvers if r["low"] is None)]
     traces = [
         *_forest([r["player"] for r in setter_rows], [r["setter_score"] for r in setter_rows],
                  [r["low"] for r in setter_rows], [r["high"] for r in setter_rows],
@@ -141,6 +154,7 @@ def roles_figure(setters: list[dict], solvers: list[dict]) -> dict:
         ["player", "setter_score", "setter_low", "setter_high", "hint_gain", "pass_rate",
          "pass_low", "pass_high"],
         rows,
+        apart=apart,
     )
 
 

@@ -10,7 +10,8 @@ percentile bootstrap of such a mean is too narrow: it covered 74–85% of plante
 3–5 duels per player and 90–92% with ten (benchmarks/coverage_bench.py). Each player's draws are
 widened about its estimate by sqrt(n/(n − 1))·t(n − 1)/z, n its duels in that role, and held in
 the figure's range; the interval is their 2.5–97.5% percentiles (a mean of duels has no fitting
-bias for a bias correction to remove). A player with one duel in a role has no interval.
+bias for a bias correction to remove). A player with one duel in a role, or whose duels all
+scored alike, has no interval (`_shown`), and pages list it apart from the ranking.
 The widened draws are what `setter_boot` and `solver_boot` hold, so Kendall τ and P(top solver ≠
 top setter) of duels/analytics/divergence.py carry the same correction.
 """
@@ -53,6 +54,17 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1),
                         np.nan)
+
+
+def _shown(interval: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The interval a page may show: none where it has no width. Every resample of the player's
+    duels then gave the same figure (one duel, or duels that all scored alike: three sides of
+    setter score 0.5), which says the uncertainty is unknown, not that there is none; three duels
+    that all scored 0 do not make a 95% interval [0, 0]. The draws stay as they are for Kendall τ
+    and who is on top."""
+    low, high = interval
+    flat = np.isclose(low, high)  # False where either is NaN
+    return np.where(flat, np.nan, low), np.where(flat, np.nan, high)
 
 
 def strength_fit(
@@ -126,9 +138,9 @@ def strength_fit(
                               (gain_count > 0).sum(axis=0), bounds=(-1.0, 1.0))
     solver_boot = widened_draws(pass_rate, _ratio(counts @ success_sum, counts @ trial_count),
                                 (trial_count > 0).sum(axis=0), bounds=(0.0, 1.0))
-    setter_low, setter_high = percentile_interval(setter_boot)
-    gain_low, gain_high = percentile_interval(gain_boot)
-    pass_low, pass_high = percentile_interval(solver_boot)
+    setter_low, setter_high = _shown(percentile_interval(setter_boot))
+    gain_low, gain_high = _shown(percentile_interval(gain_boot))
+    pass_low, pass_high = _shown(percentile_interval(solver_boot))
 
     pair_score_sum = np.zeros((size, size))
     pair_gain_sum = np.zeros((size, size))
