@@ -16,33 +16,15 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
+from make_run import answers, free_port, stop
+
 ANSWER_TIMEOUT_S = 900
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status < 500
-    except urllib.error.HTTPError as error:
-        return error.code < 500
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
 
 
 def one_run(*, repo: Path, cache: Path, label: str, keep: bool) -> dict[str, float]:
@@ -74,13 +56,7 @@ def one_run(*, repo: Path, cache: Path, label: str, keep: bool) -> dict[str, flo
         if answered is None:
             raise SystemExit(f"{label}: the dashboard did not answer; see {workdir}/make-run.log")
     finally:
-        if make.poll() is None:
-            os.killpg(make.pid, signal.SIGINT)
-            try:
-                make.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(make.pid, signal.SIGKILL)
-                make.wait()
+        stop(make)
         log.close()
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)

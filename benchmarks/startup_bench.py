@@ -16,16 +16,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
+
+from make_run import answers, free_port, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = ROOT / ".venv" / "bin" / "python"
@@ -54,22 +52,6 @@ def help_ratio(*, runs: int, work: Path) -> tuple[float, float]:
     return statistics.median(ours), statistics.median(theirs)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status < 500
-    except urllib.error.HTTPError as error:
-        return error.code < 500
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
-
-
 def make_run_to_dashboard(*, var_dir: Path) -> float:
     """Seconds from `make run` to `/` answering; then Ctrl-C and wait for a clean stop."""
     port = free_port()
@@ -87,13 +69,7 @@ def make_run_to_dashboard(*, var_dir: Path) -> float:
             time.sleep(0.1)
         raise SystemExit(f"the dashboard did not answer; see {var_dir.parent}/make-run.log")
     finally:
-        if make.poll() is None:
-            os.killpg(make.pid, signal.SIGINT)
-            try:
-                make.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(make.pid, signal.SIGKILL)
-                make.wait()
+        stop(make)
         log.close()
 
 
