@@ -30,6 +30,7 @@ def pytest_configure(config):
     os.environ["ENVDUELS_PLAYER_SLOT_DIR"] = str(run_dir / "player-slots")
     settings.ENVDUELS_PLAYER_SLOT_DIR = run_dir / "player-slots"
     _plain_static_files(settings)
+    _quick_password_hashes(settings)
 
 
 def pytest_unconfigure(config):
@@ -49,6 +50,16 @@ def _plain_static_files(settings) -> None:
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+
+
+def _quick_password_hashes(settings) -> None:
+    """Hash test passwords with a quick hasher.
+
+    The site's PBKDF2 costs about 0.4 CPU-seconds per password by design, and most tests create
+    a user or sign in; the rules under test (who may see what, throttling) do not depend on the
+    hasher. Subprocesses a test starts (`manage.py …`) use the site's own settings.
+    """
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -14,12 +14,6 @@ pytestmark = pytest.mark.django_db
 LIMIT = 5  # ENVDUELS_SIGNIN_FAILURES default
 
 
-@pytest.fixture(autouse=True)
-def fast_hashing(settings):
-    """Dozens of sign-ins per test: a quick hasher keeps them quick (the rule is the same)."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def sign_in(username: str, password: str, *, address: str = "10.0.0.1", url="/accounts/login/"):
     client = Client(REMOTE_ADDR=address)
     return client.post(url, {"username": username, "password": password})
