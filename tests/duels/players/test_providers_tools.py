@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from duels.players import player_client, prompts
-from duels.players.anthropic import anthropic_messages
 from duels.players.chat_completions import openai_messages
 from tests.duels.players.loopback import LoopbackServer, loopback_player, reply, tool_call
 
@@ -107,6 +106,10 @@ def _tool_history() -> list[dict]:
 
 
 def test_tool_history_in_anthropic_form():
+    # Imported here: the module imports the anthropic SDK (about 3 s), which collecting the
+    # suite in every test process need not pay.
+    from duels.players.anthropic import anthropic_messages
+
     system, turns = anthropic_messages(_tool_history())
     assert "`act`" in system
     assert turns[1]["content"] == [
