@@ -50,10 +50,30 @@ def backend_available(name: str) -> bool:
     return True
 
 
+# A claim that holds whatever the backend (the guest's or the host's own logic, such as how a
+# forged value is judged) runs on the quickest backend only: `@one_backend` on a test that takes
+# `backend`. Claims about isolation, limits and lifetime run on every backend.
+QUICKEST = "quickest"
+one_backend = pytest.mark.parametrize("backend", [QUICKEST], indirect=True)
+
+
 @pytest.fixture(params=ISOLATED_BACKENDS)
 def backend(request) -> str:
+    if request.param == QUICKEST:
+        return first_working_backend()
     backend_available(request.param)
     return request.param
+
+
+@pytest.fixture(autouse=True)
+def _sandboxes_started_on_demand(settings):
+    """Each test starts the sandboxes it opens, and no more.
+
+    The supply keeps a sandbox started ahead for each (backend, limits) in use, which pays off
+    over a tournament's many episodes; here consecutive tests switch backend and limits, so
+    most of those were started for nothing. test_supply.py tests the supply with it on.
+    """
+    settings.ENVDUELS_SANDBOX_PREWARM = "0"
 
 
 def first_working_backend() -> str:
