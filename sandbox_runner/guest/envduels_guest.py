@@ -21,12 +21,17 @@ With CHANNEL_DIR the protocol runs over the FIFOs CHANNEL_DIR/in and CHANNEL_DIR
 stdin/stdout (Docker: a direct channel that bypasses the engine's attach stream). The guest
 opens both before any environment code exists and says "ready"; the host then deletes them, so
 the environment can only reach the protocol through the guest's own (private) descriptors.
+
+Every sandbox starts a fresh interpreter, so the guest imports only what it must: JSON through
+the C accelerator `_json` (the json package imports re, enum and functools, which cost more
+than the interpreter itself), signals through `_signal` (signal builds enums), and linecache
+(tokenize, re) only to show the environment's source in a traceback.
 """
 
-import json
 import os
-import re
 import sys
+from _json import encode_basestring_ascii as encode_string
+from _json import make_encoder, make_scanner
 
 MAIN_PID = os.getpid()
 ENV_FILENAME = "<environment>"
@@ -34,21 +39,22 @@ MAX_TRACEBACK_CHARS = 4000
 INFINITY = float("inf")
 JSON_BOOL = {True: "true", False: "false"}
 STEP_REPLY = '{"ok":true,"id":%s,"observation":%s,"done":%s,"success":%s,"reward":%r}\n'
-# The host's step request, exactly as it formats one (ASCII, no spaces); anything else takes
-# the general JSON path.
-STEP_REQUEST = re.compile(
-    rb'\{"id":("[0-9a-f]+-[0-9]+"),"op":"step","action":("[ !#-\[\]-~]*")\}\n')
-encode_string = json.encoder.encode_basestring_ascii
+# The host's step request, exactly as it formats one (ASCII, no spaces):
+# {"id":"HEX-DIGITS","op":"step","action":"PRINTABLE ASCII BUT QUOTE AND BACKSLASH"}\n
+STEP_PREFIX, STEP_MIDDLE, STEP_SUFFIX = b'{"id":"', b'","op":"step","action":"', b'"}\n'
+HEX_DIGITS = b"0123456789abcdef"
+ACTION_BYTES = bytes(byte for byte in range(0x20, 0x7F) if byte not in b'"\\')
 FORKED = []  # set in any child forked through os.fork (checked before every reply)
+LOADED_SOURCE = []  # the environment's source, once loaded (for its tracebacks)
 
 
 def apply_limits(memory_bytes, max_processes, file_bytes, cpu_seconds):
     """Lower soft and hard limits, so the environment cannot raise them again."""
+    import _signal
     import resource
-    import signal
 
     # A write past RLIMIT_FSIZE should fail with EFBIG, not kill the guest.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
     wanted = [
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_NOFILE, 256),
@@ -158,7 +164,7 @@ def become_reaper():
     killed), which ends every process left in the namespace. It runs no environment code and
     carries the same filter, limits and non-dumpability as the guest.
     """
-    import signal
+    import _signal
 
     global MAIN_PID
     guest_pid = os.fork()
@@ -171,11 +177,11 @@ def become_reaper():
     os.dup2(devnull, 1)
     os.closerange(3, 4096)
     # Signals without a handler cannot reach pid 1 from inside the namespace.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
     # Nor from outside it: an engine stopping the sandbox (Docker's stop, its own shutdown or
     # restart) sends SIGTERM to pid 1 and, without a handler, it would be lost while the guest
     # answered on over its private channel. End the sandbox as an init forwarding it would.
-    signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(128 + signum))
+    _signal.signal(_signal.SIGTERM, lambda signum, frame: os._exit(128 + signum))
     while True:
         try:
             pid, status = os.waitpid(-1, 0)
@@ -233,15 +239,16 @@ class Guest:
         raise ContractError("unknown op %r" % (op,))
 
     def load(self, source):
-        import linecache
         import types
 
         code = compile(source, ENV_FILENAME, "exec")
-        linecache.cache[ENV_FILENAME] = (len(source), None, source.splitlines(True), ENV_FILENAME)
+        LOADED_SOURCE.append(source)
         module = types.ModuleType("environment")
         module.__file__ = ENV_FILENAME
         sys.modules["environment"] = module
         exec(code, module.__dict__)
+        if "linecache" in sys.modules:  # imported by the module (traceback, warnings...)
+            cache_environment_source(sys.modules["linecache"])
         env_class = module.__dict__.get("Environment")
         if not isinstance(env_class, type):
             raise ContractError("the module defines no class named Environment")
@@ -300,9 +307,19 @@ class Guest:
         return list(actions)
 
 
+def cache_environment_source(linecache):
+    """Give linecache the environment's source, so its tracebacks show the lines."""
+    if LOADED_SOURCE:
+        source = LOADED_SOURCE[0]
+        linecache.cache[ENV_FILENAME] = (len(source), None, source.splitlines(True), ENV_FILENAME)
+
+
 def describe_error(error):
     """Return the reply `error` object: type, message, kind and the environment's traceback."""
+    import linecache
     import traceback
+
+    cache_environment_source(linecache)
 
     if isinstance(error, MemoryError):
         kind = "memory"
@@ -342,6 +359,42 @@ def flush_log():
         pass
 
 
+class JsonDecoding:
+    """What `make_scanner` reads from its context: the settings of json.loads."""
+
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+    parse_constant = {"-Infinity": -INFINITY, "Infinity": INFINITY, "NaN": float("nan")}.__getitem__
+
+
+def not_serializable(value):
+    raise TypeError("Object of type %s is not JSON serializable" % value.__class__.__name__)
+
+
+def encode(value):
+    """json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode(value), for a dict."""
+    return "".join(make_encoder({}, not_serializable, encode_string, None, ":", ",", False, False,
+                                False)(value, 0))
+
+
+def step_request(line):
+    """(id as JSON, action) when `line` is a step request exactly as the host formats one, else
+    None: the general JSON path reads it."""
+    if not line.startswith(STEP_PREFIX) or not line.endswith(STEP_SUFFIX):
+        return None
+    middle = line.find(STEP_MIDDLE, len(STEP_PREFIX))
+    action_start = middle + len(STEP_MIDDLE)
+    if middle < 0 or action_start > len(line) - len(STEP_SUFFIX):
+        return None
+    request_id, action = line[len(STEP_PREFIX):middle], line[action_start:-len(STEP_SUFFIX)]
+    serial, _dash, number = request_id.partition(b"-")
+    if not serial or serial.translate(None, HEX_DIGITS) or not number.isdigit() \
+            or action.translate(None, ACTION_BYTES):
+        return None
+    return '"%s"' % request_id.decode("ascii"), action.decode("ascii")
+
+
 def write_all(fd, data):
     written = os.write(fd, data)
     if written == len(data):
@@ -354,11 +407,7 @@ def write_all(fd, data):
 
 def serve(protocol_in, protocol_out, guest):
     reader = os.fdopen(protocol_in, "rb")
-    loads = json.loads
-    scan = json.JSONDecoder().scan_once
-    match_step = STEP_REQUEST.fullmatch
-    # One encoder for the whole session: json.dumps would build a new one for every reply.
-    encode = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+    scan = make_scanner(JsonDecoding)
     os.register_at_fork(after_in_child=lambda: FORKED.append(True))
     while True:
         line = reader.readline()
@@ -366,16 +415,18 @@ def serve(protocol_in, protocol_out, guest):
             return
         request_id = data = None
         try:
-            step = match_step(line) if guest.env is not None else None
+            step = step_request(line) if guest.env is not None else None
             if step is not None:  # the hot path: an action without escapes
-                id_json = step.group(1).decode("ascii")
+                id_json, action = step
                 request_id = id_json[1:-1]
-                data = guest.step_line(id_json, guest.env.step(step.group(2)[1:-1].decode()))
+                data = guest.step_line(id_json, guest.env.step(action))
             else:
                 try:
                     request = scan(line.decode("utf-8"), 0)[0]
                 except StopIteration:
-                    request = loads(line)  # raises a ValueError that says what is wrong
+                    import json
+
+                    request = json.loads(line)  # raises a ValueError that says what is wrong
                 request_id = request.get("id")
                 op = request.get("op")
                 if op == "step" and guest.env is not None:
@@ -400,6 +451,8 @@ def serve(protocol_in, protocol_out, guest):
             try:
                 data = encode(reply).encode("ascii") + b"\n"
             except (ValueError, TypeError) as error:
+                import json
+
                 reply = {"ok": False, "id": request_id, "error": describe_error(error)}
                 data = json.dumps(reply).encode("ascii") + b"\n"
         write_all(protocol_out, data)

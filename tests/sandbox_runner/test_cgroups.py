@@ -1,5 +1,6 @@
 """Per-sandbox cgroups: finding the hierarchy (v1, v2, none), the start-up sweep of leftovers,
-and how `auto` and `backend_status` report a backend whose limits are per process only."""
+that every backend here limits the whole sandbox, and how `auto` and `backend_status` report a
+backend whose limits are per process only."""
 
 from __future__ import annotations
 
@@ -91,6 +92,15 @@ def test_the_sweep_removes_cgroups_of_dead_processes_only():
         for path in (dead, alive):
             if path.exists():
                 path.rmdir()
+
+
+def test_every_backend_here_limits_the_whole_sandbox(backend):
+    status = {entry.name: entry for entry in backend_status()}[backend]
+    assert status.available
+    if backend != "docker":
+        layout, reason = cgroup_support()
+        assert layout is not None, reason
+    assert status.limits_whole_sandbox, status.reason
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """Issue 13, sandbox: whole-sandbox memory and process limits, no nested namespaces or
 dangerous syscalls, and forged guest replies - on every backend present, next to a healthy
-neighbour (see conftest.py)."""
+neighbour (see conftest.py). That a forged reply gets through is shown on every backend; how the
+host judges each forged value is its own logic, shown on the quickest (`@one_backend`)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from sandbox_runner import (
-    EnvCodeError,
-    SandboxMemoryExceeded,
-    backend_status,
-    open_sandbox,
-)
-from sandbox_runner.cgroups import cgroup_support
+from sandbox_runner import EnvCodeError, SandboxMemoryExceeded, open_sandbox
 from tests.sandbox_runner import hostile
-from tests.sandbox_runner.conftest import MIB, TEST_LIMITS
+from tests.sandbox_runner.conftest import MIB, TEST_LIMITS, one_backend
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("neighbour")]
 # The issue's case: six children of 200 MB each against a 256 MiB sandbox.
@@ -33,15 +28,6 @@ def test_forked_children_cannot_hold_more_than_the_sandbox_memory(backend):
         sandbox.reset(seed=0)
         sandbox.step("go")  # before the fix: "6 children hold 200 MB each" (1.2 GB)
     assert time.monotonic() - started < 60
-
-
-def test_every_backend_here_limits_the_whole_sandbox(backend):
-    status = {entry.name: entry for entry in backend_status()}[backend]
-    assert status.available
-    if backend != "docker":
-        layout, reason = cgroup_support()
-        assert layout is not None, reason
-    assert status.limits_whole_sandbox, status.reason
 
 
 @pytest.mark.parametrize("backend", ["bwrap", "unshare"], indirect=True)
@@ -75,6 +61,7 @@ def step_observation(backend: str, step_body: str) -> str:
         return sandbox.step("go").observation
 
 
+@one_backend
 @pytest.mark.parametrize("max_steps", [10**9, -5, 0, 201, True, 3.0, "30", None])
 def test_a_forged_max_steps_is_refused(backend, max_steps):
     with pytest.raises(EnvCodeError, match="max_steps"), open_sandbox(

@@ -31,6 +31,12 @@ class Environment:
 '''
 
 
+@pytest.fixture(autouse=True)
+def _sandboxes_started_on_demand(settings):
+    """Ready sandboxes on, as in production: the supply is what this module tests."""
+    settings.ENVDUELS_SANDBOX_PREWARM = "1"
+
+
 def identity(sandbox) -> object:
     """What names the started sandbox: its container id or its launcher's pid."""
     process = sandbox.process
@@ -44,12 +50,14 @@ def started_ready(count: int) -> bool:
     return len(ready) >= count and all(future.done() for future in ready)
 
 
-def test_every_environment_gets_its_own_sandbox_and_ready_ones_follow_demand(backend):
+def test_every_environment_gets_its_own_sandbox_and_ready_ones_follow_demand(any_backend):
+    """The supply hands out whatever `Backend.start` returned and never looks inside it, so one
+    backend shows it; test_ready_sandboxes_end_with_the_worker covers each backend's lifetime."""
     POOL.clear()
     environments = [ENV_TEMPLATE.format(name=f"env{index}") for index in range(12)]
 
     def play(source: str) -> tuple[object, str]:
-        with open_sandbox(source, limits=TEST_LIMITS, backend=backend) as sandbox:
+        with open_sandbox(source, limits=TEST_LIMITS, backend=any_backend) as sandbox:
             first = sandbox.reset(seed=0)
             time.sleep(0.3)  # hold it, so several are in use at once
             return identity(sandbox), first
@@ -79,8 +87,14 @@ def test_a_sandbox_is_handed_out_once(any_backend):
     pool = WarmPool()
     try:
         backend = get_backend(any_backend)
-        handed = []
-        for _ in range(6):
+        handed = [pool.take(backend, TEST_LIMITS)[0]]
+        # Let the sandbox started behind the first one finish starting, so the next take finds
+        # it ready (a take right after another finds its replacements still starting).
+        ready = pool.supplies[pool.key(backend, TEST_LIMITS)].ready
+        deadline = time.monotonic() + 30
+        while not all(future.done() for future in ready) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for _ in range(5):
             process, _pooled = pool.take(backend, TEST_LIMITS)
             handed.append(process)
         assert len({id(process) for process in handed}) == 6

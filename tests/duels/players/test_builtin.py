@@ -15,7 +15,7 @@ from duels.players.scripted import FAMILIES, SKILLS, cipher, lights, maze, seque
 from duels.players.scripted.common import HINT_ATTENTION
 from duels.players.scripted.setters import SETTER_STYLES
 from duels.players.scripted.solvers import solve
-from tests.helpers.parts import need
+from tests.sandbox_runner.conftest import first_working_backend
 
 
 def setter_prompt(**options):
@@ -34,12 +34,9 @@ def authored(setter: BuiltinPlayer, digests: list[str] | None = None) -> prompts
 
 def reset_text(answer: prompts.SetterAnswer, seed: int = 0) -> str:
     """The reset text as the solver sees it, from the environment running in the sandbox."""
-    try:
-        from sandbox_runner import available_backends, open_sandbox
-    except ImportError:
-        available_backends = list
-    need(bool(available_backends()), "no sandbox backend (docker, bwrap or unshare) works here")
-    with open_sandbox(answer.source, backend="auto") as sandbox:
+    from sandbox_runner import open_sandbox
+
+    with open_sandbox(answer.source, backend=first_working_backend()) as sandbox:
         return sandbox.reset(seed=seed)
 
 
@@ -146,14 +143,11 @@ def test_a_broken_once_setter_fixes_its_answer_after_the_repair_request():
 
 def first_replies(skill: str, answer: prompts.SetterAnswer, seeds) -> list[tuple[str, str]]:
     """The solver's first reply (unhinted, hinted) on each seed's reset text."""
+    from sandbox_runner import open_sandbox
+
     solver = player(solver_skill=skill)
-    try:
-        from sandbox_runner import available_backends, open_sandbox
-    except ImportError:
-        available_backends = list
-    need(bool(available_backends()), "no sandbox backend (docker, bwrap or unshare) works here")
     replies = []
-    with open_sandbox(answer.source, backend="auto") as sandbox:
+    with open_sandbox(answer.source, backend=first_working_backend()) as sandbox:
         for seed in seeds:
             observation = sandbox.reset(seed=seed)
             replies.append(tuple(
