@@ -56,3 +56,21 @@ def test_runserver_still_serves_websockets_through_daphne(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "True"
+
+
+def test_system_checks_run_where_serving_starts_and_nowhere_else():
+    """Django's system checks cost about half of a command's start-up: `serve` and `worker` run
+    them as they start, one-shot commands skip them, and so do the task workers a supervisor
+    starts (and restarts) after its own checks (docs/command-line.md)."""
+    from django.core.management import get_commands, load_command_class
+
+    from duels.engine.supervisor import worker_children
+
+    ours = {name: app for name, app in get_commands().items()
+            if app in {"duels", "sandbox_runner"}}
+    checking = sorted(name for name, app in ours.items()
+                      if load_command_class(app, name).requires_system_checks)
+    assert checking == ["serve", "worker"]
+    assert len(ours) > len(checking) + 10
+    assert all("--skip-checks" in child.argv
+               for child in worker_children(concurrency=2, prefix="probe"))
