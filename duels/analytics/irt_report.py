@@ -75,12 +75,7 @@ from scipy.special import expit, logit
 
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord
 from duels.analytics.divergence import kendall_tau_rows
-from duels.analytics.intervals import (
-    Z95,
-    basic_interval,
-    percentile_interval,
-    widened_draws,
-)
+from duels.analytics.intervals import basic_interval, percentile_interval, widened_draws
 from duels.analytics.irt import (
     IrtCells,
     IrtParameters,
@@ -89,6 +84,7 @@ from duels.analytics.irt import (
     irt_fit,
     irt_laplace,
 )
+from duels.analytics.proportions import Z95
 
 SCALE = 400 / math.log(10)
 ANCHOR = 1000.0

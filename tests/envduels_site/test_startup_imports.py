@@ -1,7 +1,8 @@
 """Starting a command or a web process does not import the statistics stack or a model SDK.
 
-scipy, datasketch and plotly take seconds to import; only computing figures needs them, so the
-URL configuration, the page modules and `manage.py` commands that do not compute leave them out.
+scipy, datasketch and plotly take seconds to import, numpy a fifth of one; only computing figures
+needs them, so the URL configuration, the page modules and `manage.py` commands that do not
+compute leave them out (a page's pass-rate intervals are plain arithmetic).
 So do the model SDKs (`openai` takes seconds on a loaded machine): only a player that calls a
 model needs one, not the exports that write its chat form. Twisted (Daphne's server) is imported
 by the web server and `runserver` only.
@@ -15,7 +16,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("scipy", "datasketch", "plotly", "openai", "anthropic", "twisted.internet.reactor")
+HEAVY = ("numpy", "scipy", "datasketch", "plotly", "openai", "anthropic",
+         "twisted.internet.reactor")
 
 PROBE = """
 import sys

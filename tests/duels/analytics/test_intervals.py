@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from duels.analytics.intervals import Z95, average_ranks, small_sample_factor
+from duels.analytics.intervals import average_ranks, small_sample_factor
+from duels.analytics.proportions import Z95
 
 
 def test_average_ranks_are_scipys_rankdata_with_ties_along_the_last_axis():
