@@ -2,7 +2,8 @@
 
 scipy, datasketch and plotly take seconds to import, numpy a fifth of one; only computing figures
 needs them, so the URL configuration, the page modules and `manage.py` commands that do not
-compute leave them out (a page's pass-rate intervals are plain arithmetic).
+compute leave them out (a page's pass-rate intervals are plain arithmetic; `manage.py analytics`
+imports them only when it recomputes).
 So do the model SDKs (`openai` takes seconds on a loaded machine): only a player that calls a
 model needs one, not the exports that write its chat form. Twisted (Daphne's server) is imported
 by the web server and `runserver` only.
@@ -26,8 +27,10 @@ django.setup()
 from django.urls import get_resolver
 get_resolver().url_patterns  # imports every view module, as the first request does
 import envduels_site.asgi  # noqa: F401  the web process's application
-from django.core.management import get_commands
-get_commands()
+from django.core.management import get_commands, load_command_class
+for name, app in get_commands().items():
+    if app in ("duels", "sandbox_runner"):
+        load_command_class(app, name)  # what a command imports before it runs
 print(",".join(sorted(name for name in {heavy!r} if name in sys.modules)) or "none")
 """
 

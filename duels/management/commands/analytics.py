@@ -7,7 +7,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from duels.analytics.compute import design_shape
+from duels.analytics.public import design_shape
 from duels.management.commands._text import analytics_lines
 from duels.services.analytics import analytics_current, analytics_refresh
 
