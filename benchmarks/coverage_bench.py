@@ -39,8 +39,8 @@ from duels.analytics.findings import (  # noqa: E402
     finding_solver_not_setter,
     finding_transitive,
 )
-from duels.analytics.intervals import wilson_interval  # noqa: E402
 from duels.analytics.irt_report import irt_compute  # noqa: E402
+from duels.analytics.proportions import wilson_interval  # noqa: E402
 from duels.analytics.ratings import SCALE, ratings_fit  # noqa: E402
 from duels.analytics.scale import scale_fit  # noqa: E402
 from duels.analytics.sides import duel_sides  # noqa: E402

@@ -21,7 +21,7 @@ from duels.analytics.environments import environment_gains
 from duels.analytics.findings import findings_compute
 from duels.analytics.flywheel import flywheel_compute
 from duels.analytics.intervals import clean
-from duels.analytics.irt_report import IRT_RESAMPLES, irt_compute, irt_public
+from duels.analytics.irt_report import IRT_RESAMPLES, irt_compute
 from duels.analytics.observe import observe_uplift
 from duels.analytics.ratings import cross_validated_accuracy, ratings_fit
 from duels.analytics.scale import scale_fit
@@ -31,11 +31,6 @@ from duels.analytics.training_value import training_values
 from duels.analytics.transfer import transfer_fit, transfer_points
 from duels.analytics.transitivity import transitivity_fit
 
-DESIGN_KEYS = (
-    "computed_at", "ratings", "setters", "solvers", "divergence", "transitivity",
-    "environments", "convergence", "transfer", "observe_uplift", "scale", "findings", "irt",
-    "format_errors",
-)
 # How each interval is computed, stated on the page next to the figures.
 INTERVAL_METHODS = {
     "ratings": "bootstrap over whole duels, each player's draws widened for its n duels "
@@ -233,10 +228,3 @@ def analytics_compute(
             result["irt"]["environments"], {env.uuid: env for env in designs.environments})
     result["figures"] = figures
     return result
-
-
-def design_shape(result: dict) -> dict:
-    """Only the documented keys (docs/json-outputs.md), for `manage.py analytics --json`."""
-    shape = {key: result.get(key) for key in DESIGN_KEYS}
-    shape["irt"] = irt_public(result.get("irt"))
-    return shape

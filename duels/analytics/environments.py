@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord
-from duels.analytics.intervals import newcombe_difference
+from duels.analytics.proportions import newcombe_difference
 
 # "≈ 1" and "≈ 0" for the flags: at least / at most this pass rate.
 NEAR_ONE = 0.9

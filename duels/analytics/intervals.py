@@ -1,5 +1,5 @@
-"""Interval helpers shared by the analytics modules: Wilson, Newcombe, bootstrap draws, and the
-small-sample correction of the duel bootstrap."""
+"""Interval helpers shared by the analytics modules: bootstrap draws, ranks and the small-sample
+correction of the duel bootstrap (Wilson and Newcombe intervals: duels/analytics/proportions.py)."""
 
 from __future__ import annotations
 
@@ -7,32 +7,7 @@ import math
 
 import numpy as np
 
-Z95 = 1.959963984540054
-
-
-def wilson_interval(successes: float, trials: float, *, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion; (0, 1) when there are no trials."""
-    if trials <= 0:
-        return 0.0, 1.0
-    p = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def newcombe_difference(
-    successes_1: float, trials_1: float, successes_2: float, trials_2: float
-) -> tuple[float, float]:
-    """Newcombe's hybrid score interval for p1 − p2 (independent samples)."""
-    p1 = successes_1 / trials_1
-    p2 = successes_2 / trials_2
-    low_1, high_1 = wilson_interval(successes_1, trials_1)
-    low_2, high_2 = wilson_interval(successes_2, trials_2)
-    difference = p1 - p2
-    low = difference - math.sqrt((p1 - low_1) ** 2 + (high_2 - p2) ** 2)
-    high = difference + math.sqrt((high_1 - p1) ** 2 + (p2 - low_2) ** 2)
-    return max(-1.0, low), min(1.0, high)
+from duels.analytics.proportions import Z95
 
 
 def bootstrap_counts(rng: np.random.Generator, size: int, resamples: int) -> np.ndarray:
@@ -42,6 +17,26 @@ def bootstrap_counts(rng: np.random.Generator, size: int, resamples: int) -> np.
     draws = rng.integers(0, size, size=(resamples, size))
     flat = (draws + np.arange(resamples)[:, None] * size).ravel()
     return np.bincount(flat, minlength=resamples * size).reshape(resamples, size).astype(float)
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks from 1 along the last axis, tied values sharing their mean rank (scipy.stats'
+    `rankdata`, whose module takes a second of CPU to import, for finite values)."""
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(values, axis=-1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=-1)
+    size = values.shape[-1]
+    position = np.broadcast_to(np.arange(size), ordered.shape)
+    opens = np.ones(ordered.shape, dtype=bool)  # the first of a run of equal values
+    opens[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    closes = np.ones(ordered.shape, dtype=bool)  # the last of a run
+    closes[..., :-1] = opens[..., 1:]
+    first = np.maximum.accumulate(np.where(opens, position, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(
+        np.flip(np.where(closes, position, size), axis=-1), axis=-1), axis=-1)
+    ranks = np.empty(values.shape)
+    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=-1)
+    return ranks
 
 
 def pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -93,11 +88,12 @@ def small_sample_factor(units: np.ndarray, *, rescaled: bool = False) -> np.ndar
     With `rescaled` the draws already have the unbiased variance (Rao–Wu within the player's
     stratum, as the Author rating's): only Student's t remains, t(n − 1, 0.975) / z.
     """
-    from scipy import stats  # here: pages import this module, and scipy takes seconds
+    from scipy import special  # here: pages import this module, and scipy takes seconds
     n = np.asarray(units, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        factor = (1.0 if rescaled else np.sqrt(n / (n - 1))) * stats.t.ppf(
-            0.975, np.maximum(n - 1, 1)) / Z95
+        # stdtrit(df, q) is Student's t quantile (scipy.stats' t.ppf without its module).
+        factor = (1.0 if rescaled else np.sqrt(n / (n - 1))) * special.stdtrit(
+            np.maximum(n - 1, 1), 0.975) / Z95
     return np.where(n >= 2, factor, np.nan)
 
 
@@ -139,7 +135,8 @@ def bias_corrected_interval(estimate: np.ndarray,
     estimate) measures that and moves both percentiles to Φ(2·z0 ∓ 1.96). z0 is held within
     ±1.96, which keeps the estimate inside its interval. NaN where a column has no finite draw.
     """
-    from scipy import stats  # here: pages import this module, and scipy takes seconds
+    # The normal quantile and distribution function (scipy.stats' norm.ppf and norm.cdf).
+    from scipy.special import ndtr, ndtri  # here: pages import this module
     if draws.shape[0] == 0:
         nan = np.full(draws.shape[1:], np.nan)
         return nan, nan
@@ -149,10 +146,9 @@ def bias_corrected_interval(estimate: np.ndarray,
     equal = np.sum(finite & (draws == estimate), axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = (below + equal / 2) / count
-    z0 = np.clip(stats.norm.ppf(np.clip(np.nan_to_num(share, nan=0.5), 1e-12, 1 - 1e-12)),
-                 -Z95, Z95)
-    low = _column_quantiles(draws, stats.norm.cdf(2 * z0 - Z95))
-    high = _column_quantiles(draws, stats.norm.cdf(2 * z0 + Z95))
+    z0 = np.clip(ndtri(np.clip(np.nan_to_num(share, nan=0.5), 1e-12, 1 - 1e-12)), -Z95, Z95)
+    low = _column_quantiles(draws, ndtr(2 * z0 - Z95))
+    high = _column_quantiles(draws, ndtr(2 * z0 + Z95))
     unusable = (count == 0) | ~np.isfinite(estimate)
     return np.where(unusable, np.nan, low), np.where(unusable, np.nan, high)
 

@@ -75,12 +75,7 @@ from scipy.special import expit, logit
 
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord
 from duels.analytics.divergence import kendall_tau_rows
-from duels.analytics.intervals import (
-    Z95,
-    basic_interval,
-    percentile_interval,
-    widened_draws,
-)
+from duels.analytics.intervals import basic_interval, percentile_interval, widened_draws
 from duels.analytics.irt import (
     IrtCells,
     IrtParameters,
@@ -89,6 +84,7 @@ from duels.analytics.irt import (
     irt_fit,
     irt_laplace,
 )
+from duels.analytics.proportions import Z95
 
 SCALE = 400 / math.log(10)
 ANCHOR = 1000.0
@@ -97,17 +93,6 @@ IRT_RESAMPLES = 200  # each resample refits the model: more would cost more than
 MIN_ENVIRONMENTS_FOR_INTERVAL = 3
 # Bootstrap refits start at the full fit and need only this precision (logits).
 BOOTSTRAP_TOLERANCE = 1e-4
-
-PUBLIC_KEYS = {
-    "solvers": ("player", "theta", "low", "high"),
-    "authors": ("player", "rating", "low", "high"),
-    # Players listed apart, unranked, for want of data (docs/json-outputs.md).
-    "solvers_too_few": ("player", "theta", "episodes", "environments", "reason"),
-    "authors_too_few": ("player", "rating", "environments", "reason"),
-    "environments": ("uuid", "difficulty", "d_low", "d_high", "hint_effect", "h_low", "h_high",
-                     "n"),
-    "fit": ("log_likelihood", "episodes", "held_out_accuracy"),
-}
 
 
 def to_scale(theta: np.ndarray | float) -> np.ndarray | float:
@@ -406,14 +391,3 @@ def irt_compute(
             author_rating[ranked_author], author_boot[:, ranked_author],
             (author_low[ranked_author], author_high[ranked_author])),
     }
-
-
-def irt_public(irt: dict | None) -> dict | None:
-    """Only the documented keys of `irt`, for `manage.py analytics --json`."""
-    if irt is None:
-        return None
-    public = {key: [{name: row[name] for name in PUBLIC_KEYS[key]} for row in irt.get(key, ())]
-              for key in ("solvers", "solvers_too_few", "authors", "authors_too_few",
-                          "environments")}
-    public["fit"] = {key: irt["fit"][key] for key in PUBLIC_KEYS["fit"]}
-    return public

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord
 from duels.analytics.designs import designs_group
-from duels.analytics.intervals import newcombe_difference
+from duels.analytics.proportions import newcombe_difference
 
 COMPONENTS = ("learnability", "model_learnability", "gain_low", "model_gain")
 

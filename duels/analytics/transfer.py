@@ -13,10 +13,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord, TransferRecord
-from duels.analytics.intervals import pearson_rows, percentile_interval
+from duels.analytics.intervals import average_ranks, pearson_rows, percentile_interval
 
 
 def transfer_points(
@@ -55,7 +54,7 @@ def transfer_points(
 
 def partial_spearman(x: np.ndarray, y: np.ndarray, control: np.ndarray) -> float | None:
     """Rank correlation of x and y with the control's ranks partialled out."""
-    rx, ry, rz = (stats.rankdata(v) for v in (x, y, control))
+    rx, ry, rz = (average_ranks(v) for v in (x, y, control))
     r_xy, r_xz, r_yz = (float(pearson_rows(a, b)) for a, b in ((rx, ry), (rx, rz), (ry, rz)))
     if any(math.isnan(r) for r in (r_xy, r_xz, r_yz)):
         return None
@@ -72,13 +71,12 @@ def transfer_fit(*, rows: Sequence[dict], resamples: int = 200, seed: int = 0) -
     gain = np.array([row["hint_gain"] for row in rows])
     improvement = np.array([row["improvement"] for row in rows])
     baseline = np.array([row["baseline"] for row in rows])
-    rho = float(pearson_rows(stats.rankdata(gain), stats.rankdata(improvement)))
+    rho = float(pearson_rows(average_ranks(gain), average_ranks(improvement)))
     if math.isnan(rho):
         return None
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(rows), size=(resamples, len(rows)))
-    boot = pearson_rows(stats.rankdata(gain[draws], axis=1),
-                         stats.rankdata(improvement[draws], axis=1))
+    boot = pearson_rows(average_ranks(gain[draws]), average_ranks(improvement[draws]))
     low, high = percentile_interval(boot[:, None])
     return {
         "spearman": rho,

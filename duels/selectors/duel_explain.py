@@ -7,7 +7,7 @@ rule); this module only counts the episodes behind them and puts them into words
 
 from __future__ import annotations
 
-from duels.analytics.intervals import newcombe_difference, wilson_interval
+from duels.analytics.proportions import newcombe_difference, wilson_interval
 from duels.models import Duel, Status
 from duels.scoring import episode_passed
 from duels.templatetags.duels_format import pp

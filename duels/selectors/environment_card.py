@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from duels.analytics.intervals import newcombe_difference, wilson_interval
+from duels.analytics.proportions import newcombe_difference, wilson_interval
 from duels.models import Condition
 
 

@@ -57,8 +57,10 @@ def test_two_workers_claim_distinct_tasks(tmp_path):
         env = {**os.environ, "DATABASE_URL": url}
         workers = [
             subprocess.Popen(
+                # Without the system checks, as a supervisor starts its workers.
                 [sys.executable, "manage.py", "db_worker", "--batch", "--no-startup-delay",
-                 "--interval", "0.05", "--no-reload", "--worker-id", f"worker-{n}"],
+                 "--interval", "0.05", "--no-reload", "--worker-id", f"worker-{n}",
+                 "--skip-checks"],
                 cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             )
             for n in range(2)

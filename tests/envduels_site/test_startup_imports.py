@@ -1,7 +1,9 @@
 """Starting a command or a web process does not import the statistics stack or a model SDK.
 
-scipy, datasketch and plotly take seconds to import; only computing figures needs them, so the
-URL configuration, the page modules and `manage.py` commands that do not compute leave them out.
+scipy, datasketch and plotly take seconds to import, numpy a fifth of one; only computing figures
+needs them, so the URL configuration, the page modules and `manage.py` commands that do not
+compute leave them out (a page's pass-rate intervals are plain arithmetic; `manage.py analytics`
+imports them only when it recomputes).
 So do the model SDKs (`openai` takes seconds on a loaded machine): only a player that calls a
 model needs one, not the exports that write its chat form. Twisted (Daphne's server) is imported
 by the web server and `runserver` only.
@@ -15,7 +17,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("scipy", "datasketch", "plotly", "openai", "anthropic", "twisted.internet.reactor")
+HEAVY = ("numpy", "scipy", "datasketch", "plotly", "openai", "anthropic",
+         "twisted.internet.reactor")
 
 PROBE = """
 import sys
@@ -24,8 +27,10 @@ django.setup()
 from django.urls import get_resolver
 get_resolver().url_patterns  # imports every view module, as the first request does
 import envduels_site.asgi  # noqa: F401  the web process's application
-from django.core.management import get_commands
-get_commands()
+from django.core.management import get_commands, load_command_class
+for name, app in get_commands().items():
+    if app in ("duels", "sandbox_runner"):
+        load_command_class(app, name)  # what a command imports before it runs
 print(",".join(sorted(name for name in {heavy!r} if name in sys.modules)) or "none")
 """
 
@@ -56,3 +61,21 @@ def test_runserver_still_serves_websockets_through_daphne(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "True"
+
+
+def test_system_checks_run_where_serving_starts_and_nowhere_else():
+    """Django's system checks cost about half of a command's start-up: `serve` and `worker` run
+    them as they start, one-shot commands skip them, and so do the task workers a supervisor
+    starts (and restarts) after its own checks (docs/command-line.md)."""
+    from django.core.management import get_commands, load_command_class
+
+    from duels.engine.supervisor import worker_children
+
+    ours = {name: app for name, app in get_commands().items()
+            if app in {"duels", "sandbox_runner"}}
+    checking = sorted(name for name, app in ours.items()
+                      if load_command_class(app, name).requires_system_checks)
+    assert checking == ["serve", "worker"]
+    assert len(ours) > len(checking) + 10
+    assert all("--skip-checks" in child.argv
+               for child in worker_children(concurrency=2, prefix="probe"))

@@ -7,7 +7,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from duels.analytics.compute import design_shape
+from duels.analytics.public import design_shape
 from duels.management.commands._text import analytics_lines
 from duels.services.analytics import analytics_current, analytics_refresh
 
@@ -15,6 +15,7 @@ from duels.services.analytics import analytics_current, analytics_refresh
 class Command(BaseCommand):
     help = ("Print the analytics figures (machine-readable with --json), recomputed first when the "
             "data changed since the last computation; --refresh always recomputes.")
+    requires_system_checks = []
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--json", action="store_true", help="print machine-readable JSON")

@@ -15,6 +15,7 @@ from duels.services.api_tokens import api_token_create, api_token_list, api_toke
 
 class Command(BaseCommand):
     help = "Create, list or revoke read-API tokens."
+    requires_system_checks = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)

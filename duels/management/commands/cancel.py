@@ -15,6 +15,7 @@ from duels.models import Duel, Tournament
 
 class Command(BaseCommand):
     help = "Cancel a duel or a tournament by its UUID."
+    requires_system_checks = []
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("uuid")

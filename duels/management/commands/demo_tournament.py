@@ -22,6 +22,7 @@ DEMO_ROUNDS, DEMO_ATTEMPTS = 2, 2
 
 class Command(BaseCommand):
     help = "Create and queue a small demo tournament of built-in players if there is none."
+    requires_system_checks = []
 
     def handle(self, *args, **options) -> None:
         if Tournament.objects.exists():

@@ -19,6 +19,7 @@ from duels.management.commands._text import figure
 
 class Command(BaseCommand):
     help = "Run one duel of two players in the foreground and print the result."
+    requires_system_checks = []
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("a", help="player A (name as shown in the UI)")

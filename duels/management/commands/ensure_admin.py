@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand
 
 class Command(BaseCommand):
     help = "Create a local superuser `admin` with a random password if no superuser exists."
+    requires_system_checks = []
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--username", default="admin")

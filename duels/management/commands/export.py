@@ -76,6 +76,7 @@ def default_export_path(*, export_format: str, suffix: str = ".jsonl") -> Path:
 
 class Command(BaseCommand):
     help = "Export duels, environments and notes (envduels.v1 JSONL) or training data."
+    requires_system_checks = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--out", default="",

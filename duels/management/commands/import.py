@@ -11,6 +11,7 @@ from duels.exchange.importer import ExchangeImportError, exchange_import
 
 class Command(BaseCommand):
     help = "Import an envduels.v1 JSONL file (all or nothing; re-importing is a no-op)."
+    requires_system_checks = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")

@@ -20,6 +20,7 @@ class Command(BaseCommand):
         "counts towards the transfer figure when the learner solved that environment (or that "
         "author's environments) with and without the hint. See docs/exchange-format.md."
     )
+    requires_system_checks = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="CSV with the header learner,environment,author,"

@@ -21,6 +21,7 @@ def terminal_safe(text: str) -> str:
 
 class Command(BaseCommand):
     help = "Send one tiny prompt to a player; report latency, tokens and reply, or the exact error."
+    requires_system_checks = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="the player's name (or uuid)")

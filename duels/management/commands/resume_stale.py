@@ -10,6 +10,7 @@ from duels.engine.workers import work_resume_stale
 
 class Command(BaseCommand):
     help = "Enqueue drivers for running tournaments and duels that no live worker holds."
+    requires_system_checks = []
 
     def handle(self, *args, **options) -> None:
         resumed = work_resume_stale()

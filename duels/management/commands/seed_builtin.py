@@ -9,6 +9,7 @@ from duels.services.players import player_seed_builtin
 
 class Command(BaseCommand):
     help = "Create or refresh the built-in (scripted) players. Safe to run repeatedly."
+    requires_system_checks = []
 
     def handle(self, *args, **options) -> None:
         result = player_seed_builtin()

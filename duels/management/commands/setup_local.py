@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand
 
 class Command(BaseCommand):
     help = "Migrate, seed built-in players, ensure an admin login, queue the demo tournament."
+    requires_system_checks = []
 
     def handle(self, *args, **options) -> None:
         call_command("migrate", interactive=False, verbosity=0)

@@ -30,6 +30,7 @@ TASK_PATH = "duels.tasks.tournament_drive_task"
 
 class Command(BaseCommand):
     help = "Create a round-robin tournament and hand it to the workers (--wait follows it)."
+    requires_system_checks = []
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--players", required=True, help="comma-separated player names")

@@ -67,6 +67,7 @@ def set_filters(options: dict[str, Any]) -> TrainingSetFilters:
 
 class Command(BaseCommand):
     help = "List a curated training set: the designs with the highest training value."
+    requires_system_checks = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_set_arguments(parser)

@@ -20,6 +20,7 @@ DOCS_POINTER = "see docs/environments.md for the contract and every check"
 
 class Command(BaseCommand):
     help = "Validate an environment file in the sandbox, as a duel does before any episode."
+    requires_system_checks = []
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", type=Path, help="environment source file (Python)")

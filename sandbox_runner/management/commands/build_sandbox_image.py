@@ -11,6 +11,7 @@ from sandbox_runner.image.build import build_image
 
 class Command(BaseCommand):
     help = "Build the sandbox image (--offline: debootstrap + docker import, no registry)."
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("--offline", action="store_true",

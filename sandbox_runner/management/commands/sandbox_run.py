@@ -14,6 +14,7 @@ from sandbox_runner.transcript import sandbox_transcript
 
 class Command(BaseCommand):
     help = "Run FILE.py in a sandbox: reset with --seed, play --actions (one per line)."
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path, help="environment source file")

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import json
 
-from duels.analytics.compute import DESIGN_KEYS, analytics_compute, design_shape
+from duels.analytics.compute import analytics_compute
 from duels.analytics.data import AnalyticsInput, DuelRecord, EnvironmentRecord, EpisodeRecord
+from duels.analytics.public import DESIGN_KEYS, design_shape
 
 
 def test_empty_input_gives_the_design_shape_with_nulls():

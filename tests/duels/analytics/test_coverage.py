@@ -11,12 +11,12 @@ from scipy.special import expit
 
 from duels.analytics.data import EpisodeRecord
 from duels.analytics.environments import environment_gains
-from duels.analytics.intervals import wilson_interval
 from duels.analytics.irt_report import (
     irt_compute,
     resampling_strata,
     rescaled_bootstrap_weights,
 )
+from duels.analytics.proportions import wilson_interval
 from duels.analytics.ratings import SCALE, ratings_fit
 from duels.analytics.sides import duel_sides
 from duels.analytics.strength import strength_fit

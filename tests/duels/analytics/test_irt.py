@@ -8,7 +8,8 @@ from scipy.stats import spearmanr
 
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord
 from duels.analytics.irt import IrtParameters, IrtProblem, irt_cells, irt_fit, irt_laplace
-from duels.analytics.irt_report import PUBLIC_KEYS, irt_compute, irt_public
+from duels.analytics.irt_report import irt_compute
+from duels.analytics.public import PUBLIC_KEYS, irt_public
 
 SOLVERS = 8
 ENVIRONMENTS = 200

@@ -151,7 +151,7 @@ def test_failure_exits_non_zero(make, server, capsys):
     player = saved_player(make, server, "openai", params={"max_retries": 0})
     server.script(server_error(500))
     with pytest.raises(SystemExit) as exited:
-        Command().run_from_argv(["manage.py", "player_check", player.name, "--skip-checks"])
+        Command().run_from_argv(["manage.py", "player_check", player.name])
     assert exited.value.code == 1
     assert "HTTP 500" in capsys.readouterr().err
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from duels.analytics.irt_report import PUBLIC_KEYS
+from duels.analytics.public import PUBLIC_KEYS
 from duels.models import EnvironmentEstimate
 from duels.services.analytics import analytics_refresh
 

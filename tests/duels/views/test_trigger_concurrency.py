@@ -89,7 +89,9 @@ def test_concurrent_posts_never_exceed_the_limit_on_postgresql():
             "from django.contrib.auth import get_user_model\n"
             "from duels.models import Duel, Player\n"
             "from tests.duels.views.test_trigger_concurrency import post_at_once, start_at_once\n"
-            "user = get_user_model().objects.create_user('racer', password='racer-pass-123')\n"
+            # No password: the requests sign in with force_login, and hashing one with the
+            # site's PBKDF2 would cost this process 0.4 CPU-s.
+            "user = get_user_model().objects.create_user('racer')\n"
             "a = Player.objects.create(name='pa', provider='builtin', builtin=True, model='m')\n"
             "b = Player.objects.create(name='pb', provider='builtin', builtin=True, model='m')\n"
             # Concurrent requests through the whole stack, then concurrent service calls.
