@@ -155,7 +155,7 @@ def episode_finish(
     )
     if ended:
         episode.status, episode.end_reason, episode.success = status, end_reason, success
-        doorbell_episode_ended(episode=episode, **_doorbell_ids(episode))
+        doorbell_episode_ended(episode=episode)
     return ended == 1
 
 
@@ -164,14 +164,6 @@ def episode_release(*, episode: Episode, owner: str) -> None:
     Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner).update(
         lease_expires_at=timezone.now()
     )
-
-
-def _doorbell_ids(episode: Episode) -> dict[str, str | None]:
-    duel = episode.duel
-    return {
-        "duel_uuid": str(duel.uuid) if duel else None,
-        "tournament_uuid": str(duel.tournament.uuid) if duel and duel.tournament_id else None,
-    }
 
 
 def _duel_state(episode: Episode) -> dict | None:
@@ -191,7 +183,7 @@ def _replay(*, episode: Episode, sandbox, owner: str, protocol: str) -> _Progres
     observation = sandbox.reset(seed=episode.seed)
     if not stored:
         step = episode_record_step(episode=episode, owner=owner, index=0, observation=observation)
-        doorbell_step_ready(episode=episode, step=step, **_doorbell_ids(episode))
+        doorbell_step_ready(episode=episode, step=step)
         stored = [step]
     elif stored[0].observation != text_bound(observation, limit=OBSERVATION_CHARS):
         raise ReplayMismatch("reset gave a different text when the episode was resumed")
@@ -296,7 +288,7 @@ def _play(
                 thinking=completion.thinking, cache_read_tokens=completion.cache_read_tokens,
                 cache_write_tokens=completion.cache_write_tokens, sandbox_ms=sandbox_ms,
             )
-            doorbell_step_ready(episode=episode, step=step, **_doorbell_ids(episode))
+            doorbell_step_ready(episode=episode, step=step)
             # The stored (bounded) reply, so a resumed episode sends the very same prompts.
             progress.history.append(
                 (progress.observation, step.reply, _sent_by_tool(step, protocol)))
