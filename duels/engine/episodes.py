@@ -112,20 +112,17 @@ def episode_record_step(
     reply = text_bound(reply, limit=REPLY_CHARS)
     thinking = text_bound(thinking, limit=THINKING_CHARS)
     observation = text_bound(observation, limit=OBSERVATION_CHARS)
+    # Only the totals this step adds to: each increment costs an expression to build and
+    # compile, and most steps add nothing to several of them (no cost, no prompt cache).
+    totals = {name: F(name) + amount for name, amount in (
+        ("input_tokens", input_tokens), ("output_tokens", output_tokens),
+        ("cache_read_tokens", cache_read_tokens), ("cache_write_tokens", cache_write_tokens),
+        ("cost", cost), ("sandbox_step_ms", sandbox_ms)) if amount}
     with transaction.atomic():
         # The conditional UPDATE comes first: it locks the row against a racing claim.
         owned = Episode.objects.filter(
             pk=episode.pk, status=Status.RUNNING, lease_owner=owner
-        ).update(
-            steps=index,
-            input_tokens=F("input_tokens") + input_tokens,
-            output_tokens=F("output_tokens") + output_tokens,
-            cache_read_tokens=F("cache_read_tokens") + cache_read_tokens,
-            cache_write_tokens=F("cache_write_tokens") + cache_write_tokens,
-            cost=F("cost") + cost,
-            sandbox_step_ms=F("sandbox_step_ms") + sandbox_ms,
-            lease_expires_at=lease_deadline(),
-        )
+        ).update(steps=index, lease_expires_at=lease_deadline(), **totals)
         if owned != 1:
             raise LeaseLost(f"episode {episode.uuid} is no longer held by {owner}")
         step = Step.objects.create(
