@@ -280,11 +280,11 @@ def run_writer(episode_uuid: str, rate: int, seconds: int, out: str) -> None:
             step = Step.objects.create(episode=episode, index=index, action=str(index),
                                        observation=f"observation {index}", reply="ACTION: x")
         committed[index] = time.time()
-        doorbell_step_ready(episode=episode, step=step, duel_uuid=None, tournament_uuid=None)
+        doorbell_step_ready(episode=episode, step=step)
         rings.append((time.time() - committed[index]) * 1000)
     Episode.objects.filter(pk=episode.pk).update(status=Status.FINISHED, steps=total)
     episode.status = Status.FINISHED
-    doorbell_episode_ended(episode=episode, duel_uuid=None, tournament_uuid=None)
+    doorbell_episode_ended(episode=episode)
     flushed = doorbell.doorbell_flush(timeout=30)
     rings.sort()
     sender = doorbell._sender

@@ -82,6 +82,7 @@ from duels.analytics.irt import (
     IrtProblem,
     irt_cells,
     irt_fit,
+    irt_fit_batch,
     irt_laplace,
 )
 from duels.analytics.proportions import Z95
@@ -93,6 +94,7 @@ IRT_RESAMPLES = 200  # each resample refits the model: more would cost more than
 MIN_ENVIRONMENTS_FOR_INTERVAL = 3
 # Bootstrap refits start at the full fit and need only this precision (logits).
 BOOTSTRAP_TOLERANCE = 1e-4
+BOOTSTRAP_BATCH_VALUES = 400_000  # cells (or Hessian terms) × resamples refitted together
 
 
 def to_scale(theta: np.ndarray | float) -> np.ndarray | float:
@@ -173,21 +175,25 @@ def resampling_strata(authors: np.ndarray) -> np.ndarray:
     return np.where((sizes >= 2) & (authors >= 0), authors, -1)
 
 
-def rescaled_bootstrap_weights(rng: np.random.Generator, strata: np.ndarray) -> np.ndarray:
-    """Rao–Wu weights: n − 1 draws with replacement in each stratum of n, each worth n/(n − 1).
+def rescaled_bootstrap_weights(rng: np.random.Generator, strata: np.ndarray,
+                               resamples: int) -> np.ndarray:
+    """Rao–Wu weights, one row per resample: n − 1 draws with replacement in each stratum of n,
+    each worth n/(n − 1).
 
     A stratum of one keeps its weight 1: it has no spread of its own to show.
     """
     order, starts, sizes = _stratum_sizes(strata)
     position = np.arange(len(order)) - starts
-    picks = order[starts + np.floor(rng.random(len(order)) * sizes).astype(np.int64)]
-    drawn = picks[(sizes >= 2) & (position < sizes - 1)]
-    weight = np.bincount(drawn, minlength=len(strata)).astype(np.float64)
+    picks = order[starts + np.floor(rng.random((resamples, len(order))) * sizes).astype(np.int64)]
+    drawn = picks[:, (sizes >= 2) & (position < sizes - 1)]
+    flat = (drawn + len(strata) * np.arange(resamples)[:, None]).ravel()
+    weight = np.bincount(flat, minlength=resamples * len(strata)).reshape(
+        resamples, len(strata)).astype(np.float64)
     stratum_size = np.empty(len(strata), dtype=np.int64)
     stratum_size[order] = sizes
     single = stratum_size < 2
     weight *= np.where(single, 1.0, stratum_size / np.maximum(stratum_size - 1, 1))
-    weight[single] = 1.0
+    weight[:, single] = 1.0
     return weight
 
 
@@ -197,20 +203,28 @@ def _bootstrap(problem: IrtProblem, start: IrtParameters, authorship: _Authorshi
     cells = problem.cells
     rng = np.random.default_rng(seed)
     strata = resampling_strata(authorship.author)
+    weights = rescaled_bootstrap_weights(rng, strata, resamples)
     theta = np.full((resamples, len(cells.solvers)), np.nan)
     author = np.full((resamples, len(authorship.authors)), np.nan)
-    for r in range(resamples):
-        weight = rescaled_bootstrap_weights(rng, strata)
-        resample = IrtProblem(cells, environment_weight=weight, pairs=problem.pairs)
-        x = irt_fit(resample, start=start, tolerance=BOOTSTRAP_TOLERANCE,
-                    max_iterations=20).parameters.centred()
-        played = np.bincount(cells.solver, weights=resample.trials,
-                             minlength=len(cells.solvers)) > 0
-        theta[r] = np.where(played, x.theta, np.nan)
-        chosen = np.flatnonzero((weight > 0) & authorship.scored)
-        scores = np.zeros(len(cells.environments))
-        scores[chosen] = authorship.field_scores(x, chosen)
-        author[r] = authorship.ratings(scores, weight)[1]
+    # Resamples are refitted together, a batch at a time (each as it would be alone), in
+    # batches small enough that their arrays stay within a few megabytes.
+    per_resample = max(len(cells.trials), len(problem.pairs.couple_target), 1)
+    batch = max(1, BOOTSTRAP_BATCH_VALUES // per_resample)
+    for first in range(0, resamples, batch):
+        chosen_rows = np.arange(first, min(first + batch, resamples))
+        resample = IrtProblem(cells, environment_weight=weights[chosen_rows],
+                              pairs=problem.pairs)
+        fitted = irt_fit_batch(resample, start=start, tolerance=BOOTSTRAP_TOLERANCE,
+                               max_iterations=20).centred()
+        for row, r in enumerate(chosen_rows):
+            x = fitted.rows(row)
+            played = np.bincount(cells.solver, weights=resample.trials[row],
+                                 minlength=len(cells.solvers)) > 0
+            theta[r] = np.where(played, x.theta, np.nan)
+            chosen = np.flatnonzero((weights[r] > 0) & authorship.scored)
+            scores = np.zeros(len(cells.environments))
+            scores[chosen] = authorship.field_scores(x, chosen)
+            author[r] = authorship.ratings(scores, weights[r])[1]
     return theta, author
 
 
@@ -226,16 +240,17 @@ def _held_out_accuracy(problem: IrtProblem, start: IrtParameters,
     size = len(cells.trials) * FOLDS
     fold_pass = np.bincount(code, weights=cells.episode_success, minlength=size).reshape(-1, FOLDS)
     fold_trials = np.bincount(code, minlength=size).reshape(-1, FOLDS).astype(np.float64)
+    # The folds' training sets, one row each, fitted together.
+    train = IrtProblem(cells, successes=cells.successes - fold_pass.T,
+                       trials=cells.trials - fold_trials.T, pairs=problem.pairs)
+    fitted = expit(train.logits(irt_fit_batch(train, start=start, tolerance=1e-6)))
     correct = baseline = 0.0
     for f in range(FOLDS):
-        train = IrtProblem(cells, successes=cells.successes - fold_pass[:, f],
-                           trials=cells.trials - fold_trials[:, f], pairs=problem.pairs)
-        x = irt_fit(train, start=start, tolerance=1e-6).parameters
-        p = expit(train.logits(x))
+        p = fitted[f]
         held_pass, held_trials = fold_pass[:, f], fold_trials[:, f]
         correct += np.sum(np.where(p > 0.5, held_pass, np.where(
             p < 0.5, held_trials - held_pass, held_trials / 2)))
-        train_rate = train.successes.sum() / max(train.trials.sum(), 1)
+        train_rate = train.successes[f].sum() / max(train.trials[f].sum(), 1)
         baseline += held_pass.sum() if train_rate >= 0.5 else (held_trials - held_pass).sum()
     return correct / count, baseline / count
 

@@ -3,6 +3,10 @@
 The database is the truth; a lost doorbell only delays a live view until its next poll, so a
 channel layer that is down never fails (nor slows) the step that rang it.
 
+Rings go to the episode's group (`episode.<uuid>`), the only group anything joins: the episode
+viewer's websocket (duels/consumers.py). Duel and tournament pages poll the database instead, so
+a ring to their groups would cost a channel-layer round trip (two Redis commands) for nobody.
+
 Rings go through one long-lived sender per process: a daemon thread with its own event loop,
 so the channel layer keeps one connection instead of opening one per ring (which
 `async_to_sync` does from a plain worker thread: 10-30 ms a ring). `ring` only appends to a
@@ -29,7 +33,7 @@ from duels.models import Episode, Step
 
 logger = logging.getLogger(__name__)
 
-QUEUE_CAPACITY = 2000  # rings waiting to be sent; ~7 s of a busy worker (100 steps/s, 3 groups)
+QUEUE_CAPACITY = 2000  # rings waiting to be sent; ~20 s of a busy worker (100 steps/s)
 SEND_TIMEOUT = 2.0  # seconds one group_send may take before it is given up
 LOG_EVERY = 30.0  # seconds between two warnings about undelivered doorbells
 
@@ -158,18 +162,11 @@ def step_data(*, episode: Episode, step: Step) -> dict[str, Any]:
     }
 
 
-def _groups(*, episode: Episode, duel_uuid: str | None, tournament_uuid: str | None) -> list[str]:
-    groups = [f"episode.{episode.uuid}"]
-    if duel_uuid:
-        groups.append(f"duel.{duel_uuid}")
-    if tournament_uuid:
-        groups.append(f"tournament.{tournament_uuid}")
-    return groups
+def _group(episode: Episode) -> list[str]:
+    return [f"episode.{episode.uuid}"]
 
 
-def doorbell_step_ready(
-    *, episode: Episode, step: Step, duel_uuid: str | None, tournament_uuid: str | None
-) -> None:
+def doorbell_step_ready(*, episode: Episode, step: Step) -> None:
     """Ring `step.ready` for a step whose transaction has committed."""
     message = {
         "type": "step.ready",
@@ -177,8 +174,7 @@ def doorbell_step_ready(
         "index": step.index,
         "data": step_data(episode=episode, step=step),
     }
-    _sender.ring(_groups(episode=episode, duel_uuid=duel_uuid, tournament_uuid=tournament_uuid),
-                 message)
+    _sender.ring(_group(episode), message)
 
 
 def doorbell_reply_partial(*, episode_uuid: str, index: int, text: str, thinking: str) -> None:
@@ -190,19 +186,6 @@ def doorbell_reply_partial(*, episode_uuid: str, index: int, text: str, thinking
     })
 
 
-def doorbell_episode_ended(
-    *, episode: Episode, duel_uuid: str | None, tournament_uuid: str | None
-) -> None:
+def doorbell_episode_ended(*, episode: Episode) -> None:
     message = {"type": "episode.ended", "episode": str(episode.uuid), "status": episode.status}
-    _sender.ring(_groups(episode=episode, duel_uuid=duel_uuid, tournament_uuid=tournament_uuid),
-                 message)
-
-
-def doorbell_duel_updated(*, duel_uuid: str, tournament_uuid: str | None) -> None:
-    groups = [f"duel.{duel_uuid}"] + ([f"tournament.{tournament_uuid}"] if tournament_uuid else [])
-    _sender.ring(groups, {"type": "duel.updated", "duel": duel_uuid})
-
-
-def doorbell_tournament_updated(*, tournament_uuid: str) -> None:
-    _sender.ring([f"tournament.{tournament_uuid}"],
-                 {"type": "tournament.updated", "tournament": tournament_uuid})
+    _sender.ring(_group(episode), message)

@@ -14,7 +14,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from duels.engine.authoring import AuthoredSide, duel_author_side, duel_observe_digests
-from duels.engine.doorbell import doorbell_duel_updated
 from duels.engine.faults import (
     fault_describe,
     fault_is_lasting,
@@ -67,7 +66,6 @@ def duel_author(*, duel: Duel, owner: str | None = None, claimed: bool = False) 
     if not claimed and not duel_claim_authoring(duel_id=duel.pk, owner=owner):
         return False
     duel = Duel.objects.select_related("a", "b", "tournament").get(pk=duel.pk)
-    doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
     with heartbeat.hold(duel_id=duel.pk):
         digests = duel_observe_digests(duel=duel)
         # B's setter in a second thread, A's in this one.
@@ -78,7 +76,6 @@ def duel_author(*, duel: Duel, owner: str | None = None, claimed: bool = False) 
                                            digests=digests)}
             sides["b"] = side_b.result()
         duel_episodes_create(duel=duel, sides=sides, owner=owner)
-    doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
     duel_finalize_if_complete(duel=duel)
     return True
 
@@ -103,10 +100,6 @@ def duel_episodes_create(*, duel: Duel, sides: dict[str, AuthoredSide], owner: s
         )
         if held == 1:
             Episode.objects.bulk_create(rows, ignore_conflicts=True)
-
-
-def _tournament_uuid(duel: Duel) -> str | None:
-    return str(duel.tournament.uuid) if duel.tournament_id else None
 
 
 def duel_score_stored(*, duel: Duel) -> DuelScore:
@@ -162,7 +155,6 @@ def duel_finalize_if_complete(*, duel: Duel) -> bool:
         if ended and status == Status.FINISHED:
             duel_rescore(duel=duel)
     if ended:
-        doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
         analytics_data_changed()
     return bool(ended)
 
@@ -193,7 +185,6 @@ def _duel_end(*, duel: Duel, status: str, reason: str) -> Duel:
         ).update(status=Status.CANCELLED, end_reason=EndReason.CANCELLED, finished_at=now,
                  lease_owner="", lease_expires_at=None)
     duel.refresh_from_db()
-    doorbell_duel_updated(duel_uuid=str(duel.uuid), tournament_uuid=_tournament_uuid(duel))
     return duel
 
 

@@ -112,20 +112,17 @@ def episode_record_step(
     reply = text_bound(reply, limit=REPLY_CHARS)
     thinking = text_bound(thinking, limit=THINKING_CHARS)
     observation = text_bound(observation, limit=OBSERVATION_CHARS)
+    # Only the totals this step adds to: each increment costs an expression to build and
+    # compile, and most steps add nothing to several of them (no cost, no prompt cache).
+    totals = {name: F(name) + amount for name, amount in (
+        ("input_tokens", input_tokens), ("output_tokens", output_tokens),
+        ("cache_read_tokens", cache_read_tokens), ("cache_write_tokens", cache_write_tokens),
+        ("cost", cost), ("sandbox_step_ms", sandbox_ms)) if amount}
     with transaction.atomic():
         # The conditional UPDATE comes first: it locks the row against a racing claim.
         owned = Episode.objects.filter(
             pk=episode.pk, status=Status.RUNNING, lease_owner=owner
-        ).update(
-            steps=index,
-            input_tokens=F("input_tokens") + input_tokens,
-            output_tokens=F("output_tokens") + output_tokens,
-            cache_read_tokens=F("cache_read_tokens") + cache_read_tokens,
-            cache_write_tokens=F("cache_write_tokens") + cache_write_tokens,
-            cost=F("cost") + cost,
-            sandbox_step_ms=F("sandbox_step_ms") + sandbox_ms,
-            lease_expires_at=lease_deadline(),
-        )
+        ).update(steps=index, lease_expires_at=lease_deadline(), **totals)
         if owned != 1:
             raise LeaseLost(f"episode {episode.uuid} is no longer held by {owner}")
         step = Step.objects.create(
@@ -155,7 +152,7 @@ def episode_finish(
     )
     if ended:
         episode.status, episode.end_reason, episode.success = status, end_reason, success
-        doorbell_episode_ended(episode=episode, **_doorbell_ids(episode))
+        doorbell_episode_ended(episode=episode)
     return ended == 1
 
 
@@ -164,14 +161,6 @@ def episode_release(*, episode: Episode, owner: str) -> None:
     Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner).update(
         lease_expires_at=timezone.now()
     )
-
-
-def _doorbell_ids(episode: Episode) -> dict[str, str | None]:
-    duel = episode.duel
-    return {
-        "duel_uuid": str(duel.uuid) if duel else None,
-        "tournament_uuid": str(duel.tournament.uuid) if duel and duel.tournament_id else None,
-    }
 
 
 def _duel_state(episode: Episode) -> dict | None:
@@ -191,7 +180,7 @@ def _replay(*, episode: Episode, sandbox, owner: str, protocol: str) -> _Progres
     observation = sandbox.reset(seed=episode.seed)
     if not stored:
         step = episode_record_step(episode=episode, owner=owner, index=0, observation=observation)
-        doorbell_step_ready(episode=episode, step=step, **_doorbell_ids(episode))
+        doorbell_step_ready(episode=episode, step=step)
         stored = [step]
     elif stored[0].observation != text_bound(observation, limit=OBSERVATION_CHARS):
         raise ReplayMismatch("reset gave a different text when the episode was resumed")
@@ -296,7 +285,7 @@ def _play(
                 thinking=completion.thinking, cache_read_tokens=completion.cache_read_tokens,
                 cache_write_tokens=completion.cache_write_tokens, sandbox_ms=sandbox_ms,
             )
-            doorbell_step_ready(episode=episode, step=step, **_doorbell_ids(episode))
+            doorbell_step_ready(episode=episode, step=step)
             # The stored (bounded) reply, so a resumed episode sends the very same prompts.
             progress.history.append(
                 (progress.observation, step.reply, _sent_by_tool(step, protocol)))

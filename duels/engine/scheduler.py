@@ -16,7 +16,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Min, Q, QuerySet
+from django.db.models import Q, QuerySet, Subquery
 from django.utils import timezone
 
 from duels.engine.costs import CostCapReached
@@ -97,9 +97,23 @@ def _lock_scope(scope: _Scope) -> None:
         Tournament.objects.select_for_update().filter(pk=scope.tournament.pk).first()
 
 
+def _authoring_candidates(scope: _Scope, now) -> QuerySet[Duel]:
+    """Duels of the scope whose authoring may be claimed now; in observe mode only those of the
+    earliest unfinished round."""
+    candidates = scope.duels().filter(claimable_authoring(now=now))
+    if scope.observe:
+        open_round = (scope.duels().exclude(status__in=DONE_STATUSES)
+                      .order_by("round_index").values("round_index")[:1])
+        candidates = candidates.filter(round_index=Subquery(open_round))
+    return candidates
+
+
 def _claim_authoring(scope: _Scope, owner: str, limit: int) -> int | None:
-    """Claim the next duel to author unless `limit` duels of the scope are authoring already;
-    in observe mode only from the earliest unfinished round."""
+    """Claim the next duel to author unless `limit` duels of the scope are authoring already."""
+    # Most calls find nothing to author (every duel is past authoring, or in observe mode the
+    # open round's are): one read says so without taking the scope's write lock.
+    if not _authoring_candidates(scope, timezone.now()).exists():
+        return None
     with transaction.atomic():
         _lock_scope(scope)
         now = timezone.now()
@@ -107,19 +121,16 @@ def _claim_authoring(scope: _Scope, owner: str, limit: int) -> int | None:
         authoring = scope.duels().filter(status=Status.RUNNING, lease_expires_at__gte=now)
         if authoring.exclude(lease_owner="").count() >= limit:
             return None
-        candidates = scope.duels().filter(claimable_authoring(now=now))
-        if scope.observe:
-            open_round = scope.duels().exclude(status__in=DONE_STATUSES).aggregate(
-                first=Min("round_index"))["first"]
-            candidates = candidates.filter(round_index=open_round)
+        candidates = _authoring_candidates(scope, now)
         for duel_id in candidates.order_by("round_index", "id").values_list("pk", flat=True)[:4]:
             if duel_claim_authoring(duel_id=duel_id, owner=owner):
                 return duel_id
     return None
 
 
-def _claim_episode(scope: _Scope, owner: str, limit: int) -> int | None:
-    """Claim the next episode unless `limit` episodes of the scope are already in flight."""
+def _claim_episode(scope: _Scope, owner: str, limit: int) -> tuple[int, int] | None:
+    """Claim the next episode unless `limit` episodes of the scope are already in flight;
+    return (episode id, its duel's id)."""
     with transaction.atomic():
         _lock_scope(scope)
         now = timezone.now()
@@ -129,11 +140,11 @@ def _claim_episode(scope: _Scope, owner: str, limit: int) -> int | None:
             return None
         candidates = (
             scope.episodes().filter(claimable_episodes(now=now), duel__status=Status.RUNNING)
-            .order_by("duel__round_index", "duel_id", "id").values_list("pk", flat=True)[:4]
+            .order_by("duel__round_index", "duel_id", "id").values_list("pk", "duel_id")[:4]
         )
-        for episode_id in candidates:
+        for episode_id, duel_id in candidates:
             if episode_claim(episode_id=episode_id, owner=owner):
-                return episode_id
+                return episode_id, duel_id
     return None
 
 
@@ -153,13 +164,14 @@ class _Driver:
                  stop: threading.Event | None) -> None:
         self.scope, self.owner, self.stop = scope, owner, stop
         self.limits = {"duel": authoring_limit(limit), "episode": limit}
-        self.active: dict[Future, tuple[str, int]] = {}
+        # Each future's kind ("duel" or "episode"), object id and duel id.
+        self.active: dict[Future, tuple[str, int, int]] = {}
         # One thread per unit of claimed work: claimed work never waits in a queue unheld.
         self.pool = ThreadPoolExecutor(max_workers=sum(self.limits.values()),
                                        thread_name_prefix="envduels-work")
 
     def _room(self, kind: str) -> bool:
-        held = sum(1 for active_kind, _ in self.active.values() if active_kind == kind)
+        held = sum(1 for active_kind, _, _ in self.active.values() if active_kind == kind)
         return held < self.limits[kind]
 
     def fill(self) -> None:
@@ -168,22 +180,23 @@ class _Driver:
             duel_id = _claim_authoring(self.scope, self.owner, self.limits["duel"])
             if duel_id is None:
                 break
-            self._submit("duel", duel_id, duel_author, duel=Duel(pk=duel_id), owner=self.owner,
-                         claimed=True)
+            self._submit(("duel", duel_id, duel_id), duel_author, duel=Duel(pk=duel_id),
+                         owner=self.owner, claimed=True)
         while self._room("episode"):
-            episode_id = _claim_episode(self.scope, self.owner, self.limits["episode"])
-            if episode_id is None:
+            claimed = _claim_episode(self.scope, self.owner, self.limits["episode"])
+            if claimed is None:
                 break
-            self._submit("episode", episode_id, episode_run, episode=Episode(pk=episode_id),
-                         owner=self.owner, stop=self.stop)
+            episode_id, duel_id = claimed
+            self._submit(("episode", episode_id, duel_id), episode_run,
+                         episode=Episode(pk=episode_id), owner=self.owner, stop=self.stop)
 
-    def _submit(self, kind: str, object_id: int, function, **kwargs) -> None:
-        self.active[self.pool.submit(in_own_connection, function, **kwargs)] = (kind, object_id)
+    def _submit(self, work: tuple[str, int, int], function, **kwargs) -> None:
+        self.active[self.pool.submit(in_own_connection, function, **kwargs)] = work
 
     def collect(self) -> None:
         finished, _ = wait(list(self.active), timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
         for future in finished:
-            kind, object_id = self.active.pop(future)
+            kind, object_id, duel_id = self.active.pop(future)
             error = future.exception()
             if isinstance(error, CostCapReached) and kind == "duel":
                 duel_cancel(duel=Duel.objects.get(pk=object_id), reason=str(error))
@@ -196,11 +209,7 @@ class _Driver:
             elif error is not None:
                 # The lease runs out and another driver (or this one) resumes the work.
                 logger.error("%s %s stopped with an error", kind, object_id, exc_info=error)
-            duel_id = (object_id if kind == "duel"
-                       else Episode.objects.filter(pk=object_id).values_list("duel_id", flat=True)
-                       .first())
-            if duel_id is not None:
-                duel_finalize_if_complete(duel=Duel.objects.get(pk=duel_id))
+            duel_finalize_if_complete(duel=Duel(pk=duel_id))  # it reads the duel's row itself
 
 
 def work_drive(

@@ -14,7 +14,6 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from duels.engine.doorbell import doorbell_tournament_updated
 from duels.engine.duels import DuelError, duel_cancel, duel_create
 from duels.models import DONE_STATUSES, Duel, Episode, Player, Status, Tournament
 from duels.players import prompts
@@ -70,7 +69,7 @@ def tournament_cancel(*, tournament: Tournament) -> Tournament:
 
 
 def tournament_progress_refresh(*, tournament: Tournament | None) -> None:
-    """Store duels done and episodes running (from the database), ringing on any change."""
+    """Store duels done and episodes running (from the database) when either changed."""
     if tournament is None:
         return
     now = timezone.now()
@@ -78,11 +77,9 @@ def tournament_progress_refresh(*, tournament: Tournament | None) -> None:
     episodes_running = Episode.objects.filter(
         duel__tournament=tournament, status=Status.RUNNING, lease_expires_at__gte=now
     ).count()
-    changed = Tournament.objects.filter(pk=tournament.pk).filter(
+    Tournament.objects.filter(pk=tournament.pk).filter(
         ~Q(duels_done=duels_done) | ~Q(episodes_running=episodes_running)
     ).update(duels_done=duels_done, episodes_running=episodes_running)
-    if changed:
-        doorbell_tournament_updated(tournament_uuid=str(tournament.uuid))
 
 
 def tournament_finalize_if_complete(*, tournament: Tournament) -> bool:
@@ -97,7 +94,6 @@ def tournament_finalize_if_complete(*, tournament: Tournament) -> bool:
     )
     if not ended:  # already finished or cancelled: keep the summary current anyway
         Tournament.objects.filter(pk=tournament.pk).update(summary=summary, episodes_running=0)
-    doorbell_tournament_updated(tournament_uuid=str(tournament.uuid))
     return bool(ended)
 
 

@@ -135,12 +135,15 @@ def expected_rates(planted: Planted) -> tuple[np.ndarray, np.ndarray]:
     setter = np.zeros(players)
     solver = np.zeros(players)
     b_draws, g_draws = _environment_draws(planted)
+    # σ(θ_i − b) of solver i on each environment player a would write: [i, a, draw]. The setter
+    # side reads it by column, the solver side by row.
+    unhinted_all = expit(planted.theta[:, None, None] - b_draws[None, :, :])
     for a in range(players):
         others = [i for i in range(players) if i != a]
-        unhinted = expit(planted.theta[others][:, None] - b_draws[a][None, :])
+        unhinted = unhinted_all[others, a]
         hinted = expit(planted.theta[others][:, None] - b_draws[a] + g_draws[a])
         setter[a] = np.mean(hinted * (1 - unhinted))
-        solver[a] = np.mean(expit(planted.theta[a] - b_draws[others]))
+        solver[a] = np.mean(unhinted_all[a, others])
     return setter, solver
 
 

@@ -116,7 +116,7 @@ def test_step_writes_with_an_unreachable_layer_are_neither_slowed_nor_failed(mak
             step = episode_record_step(episode=episode, owner="w1", index=index,
                                        observation=f"obs {index}")
             started = time.monotonic()
-            doorbell_step_ready(episode=episode, step=step, duel_uuid=None, tournament_uuid=None)
+            doorbell_step_ready(episode=episode, step=step)
             slowest = max(slowest, time.monotonic() - started)
         assert slowest < 0.05
         assert doorbell_flush(timeout=30)
@@ -139,7 +139,7 @@ async def test_rings_arrive_through_the_configured_redis_layer(make):
     group = f"episode.{episode.uuid}"
     await layer.group_add(group, channel)
     try:
-        doorbell_step_ready(episode=episode, step=step, duel_uuid="d-1", tournament_uuid=None)
+        doorbell_step_ready(episode=episode, step=step)
         message = await asyncio.wait_for(layer.receive(channel), timeout=5)
     finally:
         await layer.group_discard(group, channel)
