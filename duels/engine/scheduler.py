@@ -47,7 +47,9 @@ from sandbox_runner import SandboxUnavailable, available_backends
 
 logger = logging.getLogger(__name__)
 
-POLL_SECONDS = 0.2
+# How long a driver waits before it looks at the database again when none of its own work
+# ended: for others' work to end or a lease to expire. Its own work wakes it at once.
+POLL_SECONDS = 1.0
 DATABASE_RETRY_SECONDS = 2.0
 
 
@@ -246,7 +248,7 @@ def work_drive(
                 waiter.wait(DATABASE_RETRY_SECONDS)
                 continue
             # Others hold the remaining work; wait for it to end or for a lease to expire.
-            waiter.wait(POLL_SECONDS * 5)
+            waiter.wait(POLL_SECONDS)
     finally:
         driver.pool.shutdown(wait=True)
     if tournament is not None:

@@ -9,7 +9,7 @@ import anthropic
 from duels.players.actions import ACT_TOOL_DESCRIPTION, ACT_TOOL_NAME, ACT_TOOL_SCHEMA
 from duels.players.base import Message, PartialReply, PlayerError
 from duels.players.retry import TransientError
-from duels.players.sdk import Reading, SDKPlayer, api_key_from_env
+from duels.players.sdk import Reading, SDKPlayer, api_key_from_env, sdk_client
 
 LEGACY_SAMPLING = ("temperature", "top_p", "top_k")
 MIN_THINKING_BUDGET = 1024  # the Messages API's smallest thinking budget
@@ -90,7 +90,8 @@ class AnthropicPlayer(SDKPlayer):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.client = anthropic.Anthropic(
+        self.client = sdk_client(
+            anthropic.Anthropic,
             api_key=api_key_from_env(api_key_env=self.api_key_env, who=self.who),
             base_url=self.base_url or None,
             timeout=self.policy.timeout_s,

@@ -13,7 +13,7 @@ from duels.players.actions import ACT_TOOL_DESCRIPTION, ACT_TOOL_NAME, ACT_TOOL_
 from duels.players.base import Message, PartialReply, PlayerError
 from duels.players.chat_completions import openai_messages
 from duels.players.retry import TransientError
-from duels.players.sdk import Reading, SDKPlayer, api_key_from_env
+from duels.players.sdk import Reading, SDKPlayer, api_key_from_env, sdk_client
 
 SYSTEM_ROLES = ("system", "developer", "user")
 # Sent to a compatible server that needs no key, so the SDK never falls back to OPENAI_API_KEY and
@@ -50,7 +50,8 @@ class OpenAIPlayer(SDKPlayer):
                 "player param max_tokens_param must be max_tokens or max_completion_tokens"
             )
         options: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
-        self.client = openai.OpenAI(
+        self.client = sdk_client(
+            openai.OpenAI,
             api_key=api_key or NO_KEY_PLACEHOLDER,
             timeout=self.policy.timeout_s,
             max_retries=0,  # retries are ours (duels.players.retry)

@@ -8,9 +8,11 @@ SDK client; no message this module builds can contain one.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -39,6 +41,21 @@ def transport_errors() -> tuple[type[Exception], ...]:
         for module in (sys.modules.get("httpx2"), sys.modules.get("httpx"))
         if module is not None and hasattr(module, "TransportError")
     )
+
+
+@functools.lru_cache(maxsize=32)
+def sdk_client(factory: Callable[..., Any], **options: Any) -> Any:
+    """The process's SDK client for these options (key, URL, timeout...), made on first use.
+
+    A client builds an HTTP connection pool and an SSL context (30 ms of CPU each time); shared,
+    it also keeps connections and TLS sessions open from one call, episode or duel to the next.
+    Both SDKs' clients may be used from several threads at once.
+    """
+    return factory(**options)
+
+
+# A forked child must not share the parent's open connections.
+os.register_at_fork(after_in_child=sdk_client.cache_clear)
 
 
 @sensitive_variables("api_key")
