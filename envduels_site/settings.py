@@ -223,10 +223,14 @@ def env_redis_url(name: str) -> str:
 
 REDIS_URL = env_redis_url("REDIS_URL")
 if REDIS_URL:
+    # A receive blocks in Redis for up to 5 s (channels_redis's brpop_timeout), as long as
+    # redis-py's default socket timeout: on a quiet channel the read would time out first and
+    # an episode hub would drop its subscription, missing doorbells until it subscribed again.
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 5000, "expiry": 30},
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "capacity": 5000,
+                       "expiry": 30},
         }
     }
 else:

@@ -43,3 +43,19 @@ async def test_group_message_travels_through_real_redis():
         await sender.flush()  # deletes only this test's prefix
         await receiver.close_pools()
     assert message == {"type": "step.ready", "index": 7}
+
+
+
+async def test_a_quiet_channel_is_read_without_a_socket_timeout(settings):
+    """A receive blocks in Redis for the layer's brpop_timeout; the site's socket timeout must be
+    longer, or on a quiet channel the read times out first and an episode hub drops its
+    subscription (missing doorbells and partial replies until it subscribes again)."""
+    from channels_redis.core import RedisChannelLayer
+
+    need("redis" in settings.CHANNEL_LAYERS["default"]["BACKEND"].lower(),
+         "the channel layer is not Redis (REDIS_URL was not set at startup)")
+    layer = RedisChannelLayer(**settings.CHANNEL_LAYERS["default"]["CONFIG"])
+    connection = layer.connection(0).connection_pool.make_connection()  # not connected yet
+    socket_timeout = connection.socket_timeout
+    await layer.close_pools()
+    assert socket_timeout is None or socket_timeout > layer.brpop_timeout
