@@ -130,24 +130,31 @@ def _claim_authoring(scope: _Scope, owner: str, limit: int) -> int | None:
     return None
 
 
-def _claim_episode(scope: _Scope, owner: str, limit: int) -> tuple[int, int] | None:
-    """Claim the next episode unless `limit` episodes of the scope are already in flight;
-    return (episode id, its duel's id)."""
+def _claim_episodes(scope: _Scope, owner: str, limit: int,
+                    wanted: int) -> list[tuple[int, int]]:
+    """Claim up to `wanted` episodes, next first, keeping at most `limit` of the scope in
+    flight; return (episode id, its duel's id) for each, in one transaction."""
     with transaction.atomic():
         _lock_scope(scope)
         now = timezone.now()
         in_flight = scope.episodes().filter(status=Status.RUNNING, lease_expires_at__gte=now
                                             ).exclude(lease_owner="").count()
-        if in_flight >= limit:
-            return None
+        wanted = min(wanted, limit - in_flight)
+        if wanted <= 0:
+            return []
+        # A few spare candidates in case racing drivers take some first.
         candidates = (
             scope.episodes().filter(claimable_episodes(now=now), duel__status=Status.RUNNING)
-            .order_by("duel__round_index", "duel_id", "id").values_list("pk", "duel_id")[:4]
+            .order_by("duel__round_index", "duel_id", "id")
+            .values_list("pk", "duel_id")[:wanted + 3]
         )
+        claimed = []
         for episode_id, duel_id in candidates:
             if episode_claim(episode_id=episode_id, owner=owner):
-                return episode_id, duel_id
-    return None
+                claimed.append((episode_id, duel_id))
+                if len(claimed) == wanted:
+                    break
+    return claimed
 
 
 def _finalize_finished_duels(scope: _Scope) -> None:
@@ -172,9 +179,10 @@ class _Driver:
         self.pool = ThreadPoolExecutor(max_workers=sum(self.limits.values()),
                                        thread_name_prefix="envduels-work")
 
-    def _room(self, kind: str) -> bool:
+    def _room(self, kind: str) -> int:
+        """How many more units of `kind` this driver may hold."""
         held = sum(1 for active_kind, _, _ in self.active.values() if active_kind == kind)
-        return held < self.limits[kind]
+        return max(0, self.limits[kind] - held)
 
     def fill(self) -> None:
         # Authoring first: it is on the critical path and unlocks a duel's episodes.
@@ -184,13 +192,12 @@ class _Driver:
                 break
             self._submit(("duel", duel_id, duel_id), duel_author, duel=Duel(pk=duel_id),
                          owner=self.owner, claimed=True)
-        while self._room("episode"):
-            claimed = _claim_episode(self.scope, self.owner, self.limits["episode"])
-            if claimed is None:
-                break
-            episode_id, duel_id = claimed
-            self._submit(("episode", episode_id, duel_id), episode_run,
-                         episode=Episode(pk=episode_id), owner=self.owner, stop=self.stop)
+        room = self._room("episode")
+        if room:
+            for episode_id, duel_id in _claim_episodes(self.scope, self.owner,
+                                                       self.limits["episode"], wanted=room):
+                self._submit(("episode", episode_id, duel_id), episode_run,
+                             episode=Episode(pk=episode_id), owner=self.owner, stop=self.stop)
 
     def _submit(self, work: tuple[str, int, int], function, **kwargs) -> None:
         self.active[self.pool.submit(in_own_connection, function, **kwargs)] = work
