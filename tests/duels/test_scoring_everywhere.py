@@ -105,17 +105,18 @@ def build_duel(make, rng: random.Random, players: list[Player], tournament: Tour
         setattr(duel, f"forfeit_{name}", side.forfeit)
         if side.forfeit:
             continue
-        for seed in range(k):
-            for hinted in (False, True):
-                fault = (hinted, seed) in side.faults
-                Episode.objects.create(
-                    duel=duel, environment=environment, hint=hint if hinted else None,
-                    condition=Condition.HINTED if hinted else Condition.UNHINTED,
-                    solver=solver, seed=seed,
-                    status=Status.FAILED if fault else Status.FINISHED,
-                    success=None if fault else side.passed(hinted, seed),
-                    error="environment fault: step raised" if fault else "",
-                )
+        Episode.objects.bulk_create([
+            Episode(
+                duel=duel, environment=environment, hint=hint if hinted else None,
+                condition=Condition.HINTED if hinted else Condition.UNHINTED,
+                solver=solver, seed=seed,
+                status=Status.FAILED if fault else Status.FINISHED,
+                success=None if fault else side.passed(hinted, seed),
+                error="environment fault: step raised" if fault else "",
+            )
+            for seed in range(k) for hinted in (False, True)
+            for fault in [(hinted, seed) in side.faults]
+        ])
     duel.save()
     return duel, sides
 
