@@ -30,6 +30,14 @@ class ReplayBrowserTest(BrowserTestCase):
             "t => document.querySelector('[data-role=position]').textContent === t", arg=text
         )
 
+    def current_row(self, index: int):
+        """The highlighted row, step `index` and no other, once the list has drawn it (the list
+        redraws on the animation frame after the position changes)."""
+        row = self.page.locator(f"{ROW}.current[data-index='{index}']")
+        row.wait_for()
+        assert self.page.locator(f"{ROW}.current").count() == 1
+        return row
+
     def rows(self) -> list[str]:
         return self.page.locator(ROW).evaluate_all("rows => rows.map(r => r.dataset.index)")
 
@@ -65,8 +73,7 @@ class ReplayBrowserTest(BrowserTestCase):
         assert self.page.inner_text("[data-live=steps]") == "6 steps"
         # 2 factory steps with 10 tokens in, 4 new ones with 100.
         assert self.page.inner_text("[data-live=input_tokens]") == "420"
-        current = self.page.locator(f"{ROW}.current")
-        assert current.get_attribute("data-index") == "6"
+        current = self.current_row(6)
         assert "move 6" in current.inner_text() and "room 6" in current.inner_text()
         # The end comes live too: a step-limit loss is a normal loss, not an error.
         Episode.objects.filter(pk=episode.pk).update(
@@ -86,18 +93,16 @@ class ReplayBrowserTest(BrowserTestCase):
         self.wait_for_position("step 1,500 of 3,000")
         rendered = self.page.locator(ROW).count()
         assert 0 < rendered < 100, f"{rendered} rows in the DOM for 3,001 steps"
-        row = self.page.locator(f"{ROW}.current")
-        assert row.get_attribute("data-index") == "1500"
-        assert self.in_view(row)
+        assert self.in_view(self.current_row(1500))
         self.page.keyboard.press("End")
         self.wait_for_position("step 3,000 of 3,000")
-        row = self.page.locator(f"{ROW}.current")
-        assert row.get_attribute("data-index") == "3000" and self.in_view(row)
+        row = self.current_row(3000)
+        assert self.in_view(row)
         assert "passed" in row.inner_text()
         # The scrubber drives the highlight too.
         self.page.locator("[data-control=scrub]").fill("10")
         self.wait_for_position("step 10 of 3,000")
-        assert self.in_view(self.page.locator(f"{ROW}.current"))
+        assert self.in_view(self.current_row(10))
         assert self.page.url.endswith("#step-10")
         # Clicking a row opens that step.
         self.page.locator(f"{ROW}[data-index='12'] .row-text").click()

@@ -63,8 +63,10 @@ class ReplayToolsBrowserTest(BrowserTestCase):
         assert status.inner_text() == "1 of 2 steps"
         hit = self.page.locator("[data-role=step] mark.find-hit").first
         assert hit.inner_text() == "salt #4000"
-        row = self.page.locator(".transcript-row.current")
-        assert row.get_attribute("data-index") == "4000"
+        # The list redraws on the animation frame after the position changes.
+        row = self.page.locator(".transcript-row.current[data-index='4000']")
+        row.wait_for()
+        assert self.page.locator(".transcript-row.current").count() == 1
         assert "row-match" in row.get_attribute("class")
         self.page.keyboard.press("Enter")
         self.wait_for_position("step 4,500 of 5,000")
