@@ -11,6 +11,14 @@ from duels.models.environments import Environment, EnvironmentStatus, Hint, cont
 from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Step
 from duels.models.estimates import EnvironmentEstimate
 from duels.models.players import Player, Provider, builtin_player_uuid
+from duels.models.rubrics import (
+    Adjudication,
+    AnnotationQueue,
+    Answer,
+    QuestionKind,
+    QueueKind,
+    Rubric,
+)
 from duels.models.tokens import ApiToken
 from duels.models.transfer import AnalyticsSnapshot, TransferResult
 from duels.models.workers import WorkerHeartbeat
@@ -37,6 +45,12 @@ __all__ = [
     "TargetKind",
     "STARTER_TAGS",
     "Annotation",
+    "QuestionKind",
+    "Rubric",
+    "QueueKind",
+    "AnnotationQueue",
+    "Answer",
+    "Adjudication",
     "TransferResult",
     "AnalyticsSnapshot",
     "ApiToken",

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 
+from duels.annotation_defaults import STARTER_LABELS
 from duels.models.environments import Environment
 from duels.models.episodes import Episode
 
@@ -19,15 +20,7 @@ class TargetKind(models.TextChoices):
     STEP = "step", "step"
 
 
-STARTER_TAGS = (
-    "needs-hint",
-    "hint-leaks-answer",
-    "trivial",
-    "impossible",
-    "broken",
-    "elegant",
-    "duplicate-design",
-)
+STARTER_TAGS = STARTER_LABELS
 
 
 class Annotation(models.Model):
