@@ -18,6 +18,10 @@ class TrainingSetForm(forms.Form):
     pass_low = forms.FloatField(min_value=0, max_value=1, initial=0, required=False,
                                 label="Unhinted pass rate from")
     pass_high = forms.FloatField(min_value=0, max_value=1, initial=1, required=False, label="to")
+    labelled = forms.ChoiceField(
+        choices=[("exclude", "leave out designs labelled broken or hint-leaking"),
+                 ("include", "count every design")],
+        required=False, initial="exclude", label="Labels")
 
     def filters(self) -> TrainingSetFilters:
         """The filters of a valid form (call after is_valid())."""
@@ -28,7 +32,8 @@ class TrainingSetForm(forms.Form):
             tournament=data.get("tournament"),
             round_index=None if data.get("round") is None else data["round"] - 1,
             pass_low=0.0 if data.get("pass_low") is None else data["pass_low"],
-            pass_high=1.0 if data.get("pass_high") is None else data["pass_high"])
+            pass_high=1.0 if data.get("pass_high") is None else data["pass_high"],
+            exclude_labelled=data.get("labelled") != "include")
 
     def clean(self) -> dict:
         data = super().clean()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from datetime import datetime
 from decimal import Decimal
+from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import OuterRef, Q, Subquery
@@ -35,19 +37,23 @@ from duels.selectors.compliance import format_error_counts
 CHUNK = 5000
 
 
-def analytics_input() -> AnalyticsInput:
+def analytics_input(*, excluding: Collection[str] = ()) -> AnalyticsInput:
     """Finished duels and episodes, environments, hints and transfer results as plain records.
 
     Duels are read before episodes: a duel is marked finished only after all its episodes are
     stored, so every duel read here finds its episodes even while the engine keeps writing.
+    `excluding` (content hashes) reads the data as if those designs had never been stored:
+    without their environments, hints, transfer results, any duel that played one of them and
+    every episode and step of those.
     """
     player_names = dict(Player.objects.values_list("id", "name"))
+    gone = _excluded(excluding)
     duels = []
     # Every duel, oldest first: finished ones are the analytics' duels, and the first duel that
     # played an environment gives the flywheel its period.
     periods: dict[int, str] = {}
     for (key, duel_uuid, a_id, b_id, env_a_id, env_b_id, forfeit_a, forfeit_b, observe, status,
-         tournament, round_index, created) in Duel.objects.order_by(
+         tournament, round_index, created) in Duel.objects.exclude(gone.duels).order_by(
             "created_at", "id").values_list(
             "id", "uuid", "a_id", "b_id", "env_a_id", "env_b_id", "forfeit_a", "forfeit_b",
             "observe", "status", "tournament__name", "round_index", "created_at",
@@ -61,18 +67,19 @@ def analytics_input() -> AnalyticsInput:
                           env_a_id, env_b_id, observe, bool(forfeit_a), bool(forfeit_b)))
     duels.sort()
     hints: dict[int, list[str]] = defaultdict(list)
-    for environment_id, text in Hint.objects.values_list("environment_id", "text").iterator(
-        chunk_size=CHUNK
-    ):
+    for environment_id, text in Hint.objects.exclude(gone.environments).values_list(
+        "environment_id", "text"
+    ).iterator(chunk_size=CHUNK):
         hints[environment_id].append(text)
-    first_reset = Step.objects.filter(episode__environment=OuterRef("pk"), index=0).order_by(
+    first_reset = Step.objects.filter(episode__environment=OuterRef("pk"), index=0).exclude(
+        gone.step_episodes).order_by(
         "episode_id").values("observation")[:1]
     environment_uuid: dict[int, str] = {}
     environments = []
     # In storage order: the first row of a content hash is its design's first copy.
     for (env_id, env_uuid, title, author_id, status, source, reset_text, design_hash, report,
          created) in (
-        Environment.objects.order_by("id")
+        Environment.objects.exclude(gone.designs).order_by("id")
         .annotate(reset_text=Subquery(first_reset))
         .values_list("id", "uuid", "title", "author_id", "status", "source", "reset_text",
                      "content_hash", "validation", "created_at")
@@ -104,23 +111,24 @@ def analytics_input() -> AnalyticsInput:
     # engine scores it); outside duels, only episodes that ended normally.
     counted = Episode.objects.filter(
         Q(duel__status=Status.FINISHED) | Q(duel__isnull=True, status=Status.FINISHED,
-                                            success__isnull=False))
+                                            success__isnull=False)).exclude(gone.episodes)
     episodes = tuple(
         EpisodeRecord(duel_id if duel_id in duel_keys else None, environment_uuid[env_id],
                       player_names[solver_id], condition == Condition.HINTED, seed,
                       episode_passed(status=status, success=success))
         for duel_id, env_id, solver_id, condition, seed, status, success in Episode.objects.filter(
             Q(duel__status=Status.FINISHED) | Q(status=Status.FINISHED, success__isnull=False)
-        ).values_list("duel_id", "environment_id", "solver_id", "condition", "seed", "status",
-                      "success").iterator(chunk_size=CHUNK)
+        ).exclude(gone.episodes).values_list(
+            "duel_id", "environment_id", "solver_id", "condition", "seed", "status", "success"
+        ).iterator(chunk_size=CHUNK)
         if duel_id is None or duel_id in duel_keys
     )
     transfers = tuple(
         TransferRecord(player_names[learner_id], environment_uuid.get(env_id),
                        player_names.get(author_id), benchmark, before, after)
         for learner_id, env_id, author_id, benchmark, before, after in
-        TransferResult.objects.values_list("learner_id", "environment_id", "author_id",
-                                           "benchmark", "before", "after")
+        TransferResult.objects.exclude(gone.environments).values_list(
+            "learner_id", "environment_id", "author_id", "benchmark", "before", "after")
     )
     sizes = tuple(
         (name, size) for name, size in Player.objects.filter(parameters_b__isnull=False)
@@ -137,6 +145,30 @@ def analytics_input() -> AnalyticsInput:
         environments=tuple(environments),
         transfers=transfers,
     )
+
+
+class _Excluded(NamedTuple):
+    """Filters that leave out excluded designs (each matches nothing when none are)."""
+
+    designs: Q
+    environments: Q
+    duels: Q
+    episodes: Q
+    step_episodes: Q
+
+
+def _excluded(content_hashes: Collection[str]) -> _Excluded:
+    nothing = Q(pk__in=[])
+    if not content_hashes:
+        return _Excluded(nothing, nothing, nothing, nothing, nothing)
+    environments = Environment.objects.filter(content_hash__in=list(content_hashes)).values("pk")
+    duels = Duel.objects.filter(Q(env_a__in=environments) | Q(env_b__in=environments))
+    episodes = Episode.objects.filter(Q(environment__in=environments) | Q(duel__in=duels))
+    return _Excluded(
+        designs=Q(content_hash__in=list(content_hashes)),
+        environments=Q(environment__in=environments), duels=Q(pk__in=duels.values("pk")),
+        episodes=Q(pk__in=episodes.values("pk")),
+        step_episodes=Q(episode__in=episodes.values("pk")))
 
 
 def week_period(moment: datetime) -> str:

@@ -16,6 +16,7 @@ from uuid import UUID
 from django.db.models import Q
 
 from duels.models import AnalyticsSnapshot, Duel, Environment, Hint
+from duels.selectors.labels import designs_excluded_by_labels
 
 MAX_SET_SIZE = 5000
 
@@ -32,6 +33,8 @@ class TrainingSetFilters:
     round_index: int | None = None  # with `tournament`: designs played in that round
     pass_low: float = 0.0  # band of the design's unhinted pass rate, inclusive
     pass_high: float = 1.0
+    # Leave out designs whose adjudicated (or majority) label says broken or hint-leaking.
+    exclude_labelled: bool = True
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,8 @@ def training_set_select(*, filters: TrainingSetFilters) -> list[TrainingItem]:
             duels = duels.filter(round_index=filters.round_index)
         environments = environments.filter(
             Q(pk__in=duels.values("env_a")) | Q(pk__in=duels.values("env_b")))
+    if filters.exclude_labelled:
+        environments = environments.exclude(content_hash__in=list(designs_excluded_by_labels()))
     rows = (environments.order_by("-estimate__training_value", "created_at", "pk")
             .values("pk", "uuid", "title", "author__name", "family", "source", "content_hash",
                     "max_steps", "estimate__training"))

@@ -18,6 +18,7 @@ from duels.engine.queue import analytics_request_refresh
 from duels.models import AnalyticsSnapshot
 from duels.selectors.analytics import analytics_fingerprint, analytics_input
 from duels.services.estimates import environment_estimates_store
+from duels.services.labels import analytics_labels_effect
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,11 @@ def analytics_refresh(*, resamples: int = RESAMPLES) -> AnalyticsSnapshot:
     # Read the fingerprint first: rows added while computing make the snapshot stale, never
     # falsely current.
     fingerprint = analytics_fingerprint()
-    data = analytics_compute(analytics_input(), computed_at=computed_at, resamples=resamples)
+    source = analytics_input()
+    data = analytics_compute(source, computed_at=computed_at, resamples=resamples)
+    # What human labels change: the same figures without designs labelled broken or leaking.
+    data["labels"] = analytics_labels_effect(source=source, counted=data,
+                                             computed_at=computed_at, resamples=resamples)
     duration_ms = round((time.perf_counter() - started) * 1000)
     snapshot = AnalyticsSnapshot.objects.create(data=data, duration_ms=duration_ms,
                                                 fingerprint=fingerprint)

@@ -12,6 +12,8 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from duels.annotation_defaults import EXCLUDING_LABELS
+from duels.engine.queue import analytics_data_changed
 from duels.models import Adjudication, AnnotationQueue, Answer, QuestionKind, Rubric
 from duels.services.annotation_access import (
     QUEUE_DENIED,
@@ -72,6 +74,11 @@ def question_clean_value(*, question: dict[str, Any], value: Any) -> Any:
     return text or None
 
 
+def _labels_count(rubric: Rubric) -> bool:
+    """True when answers to this rubric can change which designs the figures leave out."""
+    return any(set(q.get("labels") or ()) & set(EXCLUDING_LABELS) for q in rubric.questions)
+
+
 REQUIRED_KINDS = (QuestionKind.SCALE, QuestionKind.SINGLE, QuestionKind.YESNO)
 
 
@@ -108,6 +115,8 @@ def answer_save(
         answer, _ = Answer.objects.update_or_create(
             queue=queue, annotator=user, design=design, design_b=design_b,
             defaults={"rubric": queue.rubric, "values": clean, "choice": choice})
+    if not queue.is_pairwise and _labels_count(queue.rubric):
+        analytics_data_changed()  # labels may now leave a design out of the figures
     return answer
 
 
@@ -130,4 +139,6 @@ def adjudication_save(
         queue=queue, design=design, question=question_key,
         defaults={"value": clean if clean is not None else [], "note": note.strip()[:2000],
                   "decided_by": user})
+    if _labels_count(queue.rubric):
+        analytics_data_changed()
     return adjudication

@@ -1,0 +1,71 @@
+"""Human preference between designs: a Bradley–Terry ranking of a pairwise queue's choices,
+set beside what the duels measured (hint gain, training value) with their rank correlation.
+
+The fit is the duel ratings' (`duels.analytics.ratings.ratings_fit`: maximum likelihood, ties
+half, bootstrap intervals over judgments); each judgment plays the part of a duel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from duels.analytics.intervals import clean
+from duels.analytics.ratings import ratings_fit
+
+SCORES = {"a": 1.0, "b": 0.0, "tie": 0.5}
+MEASURES = ("hint_gain", "training_value")
+MIN_PAIRS_FOR_CORRELATION = 3
+
+
+def _spearman(xs: list[float], ys: list[float], *, resamples: int,
+              seed: int) -> dict[str, Any] | None:
+    if len(xs) < MIN_PAIRS_FOR_CORRELATION or len(set(xs)) < 2 or len(set(ys)) < 2:
+        return None
+    rho = float(spearmanr(xs, ys).statistic)
+    rng = np.random.default_rng(seed)
+    x, y = np.asarray(xs), np.asarray(ys)
+    draws = []
+    for _ in range(resamples):
+        pick = rng.integers(0, len(x), len(x))
+        if len(set(x[pick])) > 1 and len(set(y[pick])) > 1:
+            draws.append(spearmanr(x[pick], y[pick]).statistic)
+    low, high = (np.percentile(draws, [2.5, 97.5]) if len(draws) >= resamples // 2
+                 else (np.nan, np.nan))
+    return {"spearman": clean(rho), "low": clean(float(low)), "high": clean(float(high)),
+            "n": len(xs)}
+
+
+def pairwise_ranking(
+    *, judgments: Sequence[tuple[str, str, str]], measured: Mapping[str, Mapping[str, Any]],
+    resamples: int = 1000, seed: int = 0,
+) -> dict[str, Any] | None:
+    """Rank designs from (left, right, choice) judgments; None when there are none.
+
+    `measured` maps a design to its measured figures (`hint_gain`, `training_value`, or None).
+    Returns rows best first and, per measure, Spearman's ρ between the human rating and it
+    (bootstrap percentile interval over designs).
+    """
+    games = [(left, right, SCORES[choice]) for left, right, choice in judgments
+             if choice in SCORES]
+    fit = ratings_fit(players=(), games=games, resamples=resamples, seed=seed)
+    if fit is None:
+        return None
+    rows = []
+    for i, design in enumerate(fit.players):
+        figures = measured.get(design) or {}
+        rows.append({"design": design, "rating": clean(float(fit.rating[i])),
+                     "low": clean(float(fit.low[i])), "high": clean(float(fit.high[i])),
+                     "rank": fit.rank[i], "judgments": fit.duels[i],
+                     **{measure: figures.get(measure) for measure in MEASURES}})
+    rows.sort(key=lambda row: -row["rating"])
+    correlations = {}
+    for number, measure in enumerate(MEASURES):
+        known = [row for row in rows if row[measure] is not None]
+        correlations[measure] = _spearman([row["rating"] for row in known],
+                                          [row[measure] for row in known],
+                                          resamples=min(resamples, 500), seed=seed + number)
+    return {"rows": rows, "correlations": correlations, "judgments": len(games)}
