@@ -2,13 +2,14 @@
 
 from django.urls import include, path
 
-from duels.views import analytics, annotations, api, flywheel, operations, pages
+from duels.views import analytics, annotations, api, flywheel, operations, pages, queues
 
 app_name = "duels"
 
 urlpatterns = [
     *pages.urlpatterns,
     *annotations.urlpatterns,
+    *queues.urlpatterns,
     *analytics.urlpatterns,
     *flywheel.urlpatterns,
     *operations.urlpatterns,

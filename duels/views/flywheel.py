@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 
 from duels.analytics.flywheel_charts import flywheel_figures
 from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
+from duels.selectors.labels import designs_excluded_by_labels
 from duels.selectors.training_sets import training_set_select
 from duels.services.analytics import analytics_for_reader, analytics_latest_cached
 from duels.training_set_forms import TrainingSetForm
@@ -41,6 +42,8 @@ def flywheel_page(request: HttpRequest) -> HttpResponse:
                     for slug, entry in figures.items()],
         "plots": {slug: entry["figure"] for slug, entry in figures.items()},
         "form": form, "items": items, "formats": PACKAGE_FORMATS,
+        "labelled_out": len(designs_excluded_by_labels()),
+        "leaving_out_labelled": request.GET.get("labelled") != "include",
         "query": request.GET.urlencode(),
     }, status=200 if valid else 400)
 

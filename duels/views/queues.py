@@ -1,0 +1,244 @@
+"""Annotation queues: rubrics (staff), queues (staff), the work page (annotators) and the
+results page (progress, agreement, adjudication, pairwise ranking)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+from uuid import UUID
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from duels.models import AnnotationQueue, QuestionKind, Rubric
+from duels.queue_forms import (
+    QueueForm,
+    RubricForm,
+    answer_values_from_post,
+    rubric_questions_parse,
+    rubric_questions_text,
+)
+from duels.selectors.agreement import queue_agreement, queue_ranking
+from duels.selectors.annotations import annotated_line_ranges
+from duels.selectors.environment_card import environment_card
+from duels.selectors.environments import environment_outcomes
+from duels.selectors.queues import (
+    design_representatives,
+    queue_answer_of,
+    queue_items,
+    queue_list,
+    queue_next_index,
+    queue_previous_index,
+    queue_progress,
+    rubric_versions,
+)
+from duels.selectors.source_view import environment_source_lines
+from duels.services.annotation_access import (
+    QUEUE_DENIED,
+    STAFF_ONLY,
+    answer_can_edit,
+    queue_can_annotate,
+    queue_can_manage,
+    queue_can_view,
+    rubric_can_edit,
+)
+from duels.services.answers import AnswerError, adjudication_save, answer_save
+from duels.services.queues import QueueError, queue_create
+from duels.services.rubrics import RubricError, rubric_create, rubric_revise
+from duels.views.errors import param_int
+
+
+def _queue_or_404(queue_uuid: UUID) -> AnnotationQueue:
+    return get_object_or_404(AnnotationQueue.objects.select_related("rubric"), uuid=queue_uuid)
+
+
+@require_GET
+@login_required
+def queue_list_page(request: HttpRequest) -> HttpResponse:
+    queues = list(queue_list(user=request.user))
+    for queue in queues:
+        queue.progress = queue_progress(queue=queue)
+    return render(request, "duels/queues/list.html", {
+        "queues": queues, "can_manage": queue_can_manage(user=request.user),
+        "rubrics": rubric_versions() if rubric_can_edit(user=request.user) else []})
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def rubric_edit_page(request: HttpRequest, rubric_uuid: UUID | None = None) -> HttpResponse:
+    """A new rubric, or (with a uuid) the next version of an existing one."""
+    if not rubric_can_edit(user=request.user):
+        raise PermissionDenied(STAFF_ONLY)
+    base = get_object_or_404(Rubric, uuid=rubric_uuid) if rubric_uuid else None
+    initial = ({"name": base.name, "description": base.description,
+                "questions": rubric_questions_text(base)} if base else {})
+    form = RubricForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            questions = rubric_questions_parse(data["questions"])
+            if base is None:
+                rubric = rubric_create(user=request.user, name=data["name"],
+                                       description=data["description"], questions=questions)
+            else:
+                rubric = rubric_revise(user=request.user, rubric=base, name=data["name"],
+                                       description=data["description"], questions=questions)
+        except RubricError as exc:
+            form.add_error("questions", str(exc))
+        else:
+            messages.success(request, f"Saved {rubric.name} version {rubric.version}.")
+            return redirect("duels:queue_list")
+    return render(request, "duels/queues/rubric_form.html", {"form": form, "base": base},
+                  status=400 if form.errors else 200)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def queue_new_page(request: HttpRequest) -> HttpResponse:
+    if not queue_can_manage(user=request.user):
+        raise PermissionDenied(STAFF_ONLY)
+    form = QueueForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            queue = queue_create(
+                user=request.user, name=data["name"], rubric=data["rubric"],
+                selection=form.selection(), annotators=list(data["annotators"]),
+                overlap=data["overlap"], kind=data["kind"],
+                pair_question=data.get("pair_question") or "")
+        except (QueueError, forms.ValidationError) as exc:
+            form.add_error(None, exc.messages[0] if hasattr(exc, "messages") else str(exc))
+        else:
+            messages.success(request, f"Queue {queue.name} holds {len(queue_items(queue))} "
+                                      "items.")
+            return redirect("duels:queue_results", queue.uuid)
+    return render(request, "duels/queues/new.html", {"form": form},
+                  status=400 if form.errors else 200)
+
+
+def _side(environment) -> dict:
+    """What the work page shows of one design: figures, hints and source with its notes."""
+    if environment is None:
+        return {}
+    return {"environment": environment, "hints": list(environment.hints.all()),
+            "card": environment_card(outcomes=environment_outcomes(environment=environment)),
+            "source_lines": environment_source_lines(environment=environment),
+            "ranges": annotated_line_ranges(environment=environment)}
+
+
+def _work_url(queue: AnnotationQueue, **params) -> str:
+    query = urlencode({key: value for key, value in params.items() if value is not None})
+    return reverse("duels:queue_work", args=[queue.uuid]) + (f"?{query}" if query else "")
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def queue_work_page(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
+    """One item at a time: the next one this annotator has not answered that still needs
+    answers; `?item=N` opens a given item (back), `?after=N` skips past it."""
+    queue = _queue_or_404(queue_uuid)
+    if not queue_can_annotate(queue=queue, user=request.user):
+        raise PermissionDenied(QUEUE_DENIED)
+    items = queue_items(queue)
+    error = ""
+    status = 200
+    if request.method == "POST":
+        index = param_int(request.POST.get("item", ""), name="item", maximum=len(items) - 1)
+        existing = queue_answer_of(queue=queue, user=request.user, index=index)
+        if existing is not None and not answer_can_edit(answer=existing, user=request.user):
+            raise PermissionDenied("Only the annotator who gave this answer may change it.")
+        try:
+            answer_save(user=request.user, queue=queue, index=index,
+                        values=answer_values_from_post(rubric=queue.rubric, post=request.POST)
+                        if not queue.is_pairwise else {"note": request.POST.get("note", "")},
+                        choice=request.POST.get("choice", ""))
+        except AnswerError as exc:
+            error, status = str(exc), 400
+        else:
+            messages.success(request, f"Saved your answer to item {index + 1}.")
+            return redirect(_work_url(queue, after=index))
+    elif request.GET.get("item"):
+        index = param_int(request.GET["item"], name="item", maximum=len(items) - 1)
+    else:
+        after = request.GET.get("after")
+        after_index = param_int(after, name="after", maximum=len(items) - 1) if after else None
+        index = queue_next_index(queue=queue, user=request.user, after=after_index)
+    context = {"queue": queue, "progress": queue_progress(queue=queue), "error": error,
+               "questions": queue.rubric.questions, "index": index}
+    if index is not None:
+        design, design_b = items[index]
+        representatives = design_representatives(content_hashes=[design, design_b])
+        answer = queue_answer_of(queue=queue, user=request.user, index=index)
+        posted = request.POST if request.method == "POST" else None
+        context.update({
+            "item_number": index + 1, "items": len(items), "answer": answer,
+            "values": (answer_values_from_post(rubric=queue.rubric, post=posted) if posted
+                       else (answer.values if answer else {})),
+            "choice": (posted or {}).get("choice") or (answer.choice if answer else ""),
+            "left": _side(representatives.get(design)),
+            "right": _side(representatives.get(design_b)) if design_b else None,
+            "skip_url": _work_url(queue, after=index),
+            "back_index": queue_previous_index(queue=queue, user=request.user, before=index),
+            "pair_question": queue.rubric.question(queue.pair_question)
+            if queue.is_pairwise else None,
+        })
+        if context["back_index"] is not None:
+            context["back_url"] = _work_url(queue, item=context["back_index"])
+    return render(request, "duels/queues/work.html", context, status=status)
+
+
+@require_GET
+@login_required
+def queue_results_page(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
+    """Progress per annotator and item, agreement per question, disagreements to adjudicate
+    and, for a pairwise queue, the ranking beside the measured figures."""
+    queue = _queue_or_404(queue_uuid)
+    if not queue_can_view(queue=queue, user=request.user):
+        raise PermissionDenied(QUEUE_DENIED)
+    context = {"queue": queue, "progress": queue_progress(queue=queue),
+               "can_manage": queue_can_manage(user=request.user),
+               "can_annotate": queue_can_annotate(queue=queue, user=request.user),
+               "annotators": list(queue.annotators.order_by("username"))}
+    if queue.is_pairwise:
+        context["ranking"] = queue_ranking(queue=queue)
+    else:
+        context["agreement"] = queue_agreement(queue=queue)
+    return render(request, "duels/queues/results.html", context)
+
+
+@require_POST
+@login_required
+def queue_adjudicate(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
+    queue = _queue_or_404(queue_uuid)
+    if not queue_can_manage(user=request.user):
+        raise PermissionDenied(STAFF_ONLY)
+    key = request.POST.get("question", "")
+    question = queue.rubric.question(key) or {}
+    value = (request.POST.getlist("value") if question.get("kind") == QuestionKind.MULTI
+             else request.POST.get("value", ""))
+    try:
+        adjudication_save(user=request.user, queue=queue, design=request.POST.get("design", ""),
+                          question_key=key, value=value, note=request.POST.get("note", ""))
+    except AnswerError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Settled {question.get('prompt', key)}.")
+    return redirect(reverse("duels:queue_results", args=[queue.uuid]) + "#disagreements")
+
+
+urlpatterns = [
+    path("annotate/queues/", queue_list_page, name="queue_list"),
+    path("annotate/queues/new/", queue_new_page, name="queue_new"),
+    path("annotate/queues/<uuid:queue_uuid>/", queue_work_page, name="queue_work"),
+    path("annotate/queues/<uuid:queue_uuid>/results/", queue_results_page,
+         name="queue_results"),
+    path("annotate/queues/<uuid:queue_uuid>/adjudicate/", queue_adjudicate,
+         name="queue_adjudicate"),
+    path("annotate/rubrics/new/", rubric_edit_page, name="rubric_new"),
+    path("annotate/rubrics/<uuid:rubric_uuid>/edit/", rubric_edit_page, name="rubric_edit"),
+]
