@@ -85,7 +85,9 @@ def environment_source_lines(
         for number in range(max(first, 1), min(final, last) + 1):
             rows[number - 1].marked = True
     notes = (
-        Annotation.objects.filter(environment=environment, line_start__isnull=False)
+        # A note belongs to the design: it shows beside the lines of every copy.
+        Annotation.objects.filter(environment__content_hash=environment.content_hash,
+                                  line_start__isnull=False)
         .select_related("author")
         .order_by("line_start", "created_at")
     )

@@ -83,7 +83,7 @@ class _Target:
 
 def annotation_panel_context(
     *, user, target: _Target, form: AnnotationForm | None = None,
-    editing: Annotation | None = None,
+    editing: Annotation | None = None, saved: str = "",
 ) -> dict:
     """Everything `_panel.html` needs (the environment page may build it with this too)."""
     notes = list(target.notes())
@@ -104,6 +104,7 @@ def annotation_panel_context(
             reverse("duels:annotation_edit", args=[editing.uuid]) if editing else target.url
         ),
         "tags_in_use": annotation_tags_in_use(),
+        "saved": saved,
     }
 
 
@@ -138,8 +139,10 @@ def _write(request: HttpRequest, target: _Target, *, annotation: Annotation | No
         # htmx swaps only 2xx answers; without JavaScript a 400 page shows the same errors.
         status = 200 if request.htmx else 400
         return _render_panel(request, target, status=status, form=form, editing=annotation)
+    saved = "Saved your changes." if annotation is not None else "Saved your note."
     if request.htmx:
-        return _render_panel(request, target)
+        return _render_panel(request, target, saved=saved)
+    messages.success(request, saved)
     return redirect(target.url)
 
 

@@ -129,3 +129,14 @@ def test_queue_list_shows_progress(client, owner, queue):
     client.force_login(owner)
     page = client.get(reverse("duels:queue_list"))
     assert "Design review" in page.text and "1/4 answers" in page.text
+
+
+def test_saving_a_note_says_so(client, owner, make):
+    environment = make.environment()
+    client.force_login(owner)
+    url = reverse("duels:environment_annotations", args=[environment.uuid])
+    panel = client.post(url, {"text": "looks fine", "line_start": "2", "line_end": "3"},
+                        headers={"HX-Request": "true"})
+    assert '<p class="note-saved" role="status" id="note-saved">Saved your note.</p>' in panel.text
+    page = client.post(url, {"text": "another"}, follow=True)
+    assert "Saved your note." in page.text
