@@ -13,13 +13,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
+from uuid import UUID
 
 from django.db import models
 from django.db.models import Prefetch, QuerySet
 
 from duels.exchange.identities import author_plain_name
 from duels.models import (
+    Adjudication,
     Annotation,
+    AnnotationQueue,
+    Answer,
     Duel,
     Environment,
     Episode,
@@ -27,6 +31,8 @@ from duels.models import (
     Outcome,
     Player,
     Provider,
+    QueueKind,
+    Rubric,
     Status,
     Step,
     TargetKind,
@@ -44,7 +50,8 @@ class Field:
     """One record field: its JSON name, type, model path (for `.values()`), and constraints.
 
     Types: str, int, number, bool, time, object, tags (list of str), ref (uuid of `ref` kind),
-    refs (list of uuids of `ref` kind), target (annotation target, kind given by target_kind).
+    refs (list of uuids of `ref` kind), target (annotation target, kind given by target_kind),
+    uuid (a plain uuid), list and json (any JSON list / value), names (people's plain names).
     """
 
     name: str
@@ -189,6 +196,48 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("before", "number"),
         _f("after", "number"),
     ),
+    # Team annotation (docs/annotating.md): designs are named by content hash, people by name.
+    "rubric": (
+        _f("name", "str"),
+        _f("lineage", "uuid"),
+        _f("version", "int", minimum=1),
+        _f("description", "str"),
+        _f("questions", "list"),
+        _f("created_at", "time"),
+    ),
+    "queue": (
+        _f("name", "str"),
+        _ref("rubric", "rubric"),
+        # The queue's own kind (single or pairwise); "kind" names the record's kind.
+        _f("queue_kind", "str", path="kind", choices=tuple(QueueKind.values)),
+        _f("pair_question", "str"),
+        _f("overlap", "int", minimum=1),
+        _f("selection", "object"),
+        _f("designs", "tags"),
+        _f("pairs", "list"),
+        Field(name="annotators", type="names"),
+        _f("created_at", "time"),
+    ),
+    "answer": (
+        _ref("queue", "queue"),
+        _ref("rubric", "rubric"),
+        _f("rubric_version", "int", path="rubric__version", minimum=1),
+        _f("annotator", "str", path="annotator__username"),
+        _f("design", "str"),
+        _f("design_b", "str"),
+        _f("values", "object"),
+        _f("choice", "str", choices=("", "a", "b", "tie")),
+        _f("created_at", "time"),
+    ),
+    "adjudication": (
+        _ref("queue", "queue"),
+        _f("design", "str"),
+        _f("question", "str"),
+        _f("value", "json", nullable=True),
+        _f("note", "str"),
+        _f("decided_by", "str", path="decided_by__username", nullable=True),
+        _f("created_at", "time"),
+    ),
 }
 KIND_ORDER: tuple[str, ...] = tuple(SCHEMA)
 MODELS: dict[str, type[models.Model]] = {
@@ -201,6 +250,10 @@ MODELS: dict[str, type[models.Model]] = {
     "step": Step,
     "annotation": Annotation,
     "transfer": TransferResult,
+    "rubric": Rubric,
+    "queue": AnnotationQueue,
+    "answer": Answer,
+    "adjudication": Adjudication,
 }
 
 
@@ -213,6 +266,10 @@ def iso_time(value: datetime | None) -> str | None:
 
 def _value(field: Field, row: dict[str, Any]) -> Any:
     value = row[field.path]
+    if isinstance(value, UUID):  # a rubric's lineage
+        return str(value)
+    if field.type == "str" and field.path.endswith("__username"):
+        return None if value is None else author_plain_name(value)
     if field.type == "ref":
         return None if value is None else str(value)
     if field.type == "time":
@@ -227,7 +284,7 @@ def _values_paths(kind: str) -> list[str]:
     for field in SCHEMA[kind]:
         if field.type == "target":
             paths += ["environment__uuid", "episode__uuid"]
-        elif field.type != "refs":
+        elif field.type not in ("refs", "names"):
             paths.append(field.path)
     return paths
 
@@ -239,6 +296,9 @@ def exchange_records(kind: str, queryset: QuerySet) -> Iterator[dict[str, Any]]:
         rows: Iterable[Any] = queryset.order_by("pk").prefetch_related(
             Prefetch("players", queryset=Player.objects.only("uuid"))
         ).iterator(chunk_size=200)
+    elif kind == "queue":
+        yield from _queue_records(queryset)
+        return
     else:
         rows = queryset.order_by("pk").values(*_values_paths(kind)).iterator(chunk_size=CHUNK_SIZE)
     for row in rows:
@@ -265,6 +325,22 @@ def exchange_records(kind: str, queryset: QuerySet) -> Iterator[dict[str, Any]]:
         if kind == "annotation":
             record["author"] = author_plain_name(record["author"])
         yield record
+
+
+def _queue_records(queryset: QuerySet) -> Iterator[dict[str, Any]]:
+    """Queue records: the schema's fields plus the annotators' plain names, sorted."""
+    for queue in queryset.order_by("pk").select_related("rubric").prefetch_related(
+            "annotators").iterator(chunk_size=200):
+        yield {
+            "kind": "queue", "uuid": str(queue.uuid), "name": queue.name,
+            "rubric": str(queue.rubric.uuid), "queue_kind": queue.kind,
+            "pair_question": queue.pair_question,
+            "overlap": queue.overlap, "selection": queue.selection, "designs": queue.designs,
+            "pairs": queue.pairs,
+            "annotators": sorted(author_plain_name(user.get_username())
+                                 for user in queue.annotators.all()),
+            "created_at": iso_time(queue.created_at),
+        }
 
 
 def exchange_dump_line(record: dict[str, Any]) -> str:

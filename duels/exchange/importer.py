@@ -21,6 +21,12 @@ from duels.engine.queue import analytics_data_changed
 from duels.exchange.export import KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.identities import author_imported_username
 from duels.exchange.records import ExchangeImportError, exchange_canonical, exchange_read
+from duels.exchange.team_import import (
+    TeamImportError,
+    team_record_after_save,
+    team_record_build,
+)
+from duels.exchange.team_records import TEAM_KINDS
 from duels.exchange.validate import BATCH, ImportPlan, exchange_validate, import_forfeit
 from duels.models import (
     Annotation,
@@ -118,7 +124,10 @@ class _Writer:
             if len(self.buffer) >= BATCH:
                 self.flush()
             return
-        obj = self.build(record)
+        try:
+            obj = self.build(record)
+        except TeamImportError as exc:
+            raise ExchangeImportError(str(exc), line=line) from None
         try:
             with transaction.atomic():
                 obj.save()
@@ -134,6 +143,8 @@ class _Writer:
             self.created_tournaments.append(obj.pk)
         elif kind == "duel":
             self.created_duels.append(obj.pk)
+        elif kind in TEAM_KINDS:
+            team_record_after_save(obj, record, user=self.user)
 
     def flush(self) -> None:
         if not self.buffer:
@@ -155,6 +166,8 @@ class _Writer:
 
     def build(self, record: dict[str, Any]) -> models.Model:
         kind, uuid = record["kind"], UUID(record["uuid"])
+        if kind in TEAM_KINDS:
+            return team_record_build(record, pk=self.pk, user=self.user)
         if kind == "player":
             # A file never decides which host variable is sent where: the player arrives with
             # no key variable and marked imported until staff review it (duels.players.keys).

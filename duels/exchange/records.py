@@ -24,6 +24,7 @@ from duels.bounds import (
 )
 from duels.exchange.export import FORMAT, KIND_ORDER, MODELS, SCHEMA, Field, iso_time
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
+from duels.exchange.team_records import TEAM_KINDS, team_record_check
 from duels.models import Provider, TargetKind, content_hash
 from duels.players.prompts import MAX_SOURCE_BYTES
 from duels.services.annotations import MAX_TAG_LENGTH, MAX_TAGS, MAX_TEXT_LENGTH
@@ -169,11 +170,17 @@ def _canonical_value(kind: str, spec: Field, value: Any, line: int) -> Any:
         if not isinstance(value, dict):
             raise ExchangeImportError(f"{what} must be a JSON object", line=line)
         return value
-    elif kind_of_value == "tags":
+    elif kind_of_value in {"tags", "names"}:
         if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
             raise ExchangeImportError(f"{what} must be a list of strings", line=line)
+        return sorted(value) if kind_of_value == "names" else value
+    elif kind_of_value == "list":
+        if not isinstance(value, list):
+            raise ExchangeImportError(f"{what} must be a JSON list", line=line)
         return value
-    elif kind_of_value in {"ref", "target"}:
+    elif kind_of_value == "json":
+        return value
+    elif kind_of_value in {"ref", "target", "uuid"}:
         return _canonical_uuid(value, what, line)
     elif kind_of_value == "refs":
         if not isinstance(value, list):
@@ -241,6 +248,8 @@ def _check_record(record: dict[str, Any], line: int) -> None:
         record["content_hash"] = expected
     if kind == "transfer" and record["environment"] is None and record["author"] is None:
         raise ExchangeImportError("a transfer result names an environment or an author", line=line)
+    if kind in TEAM_KINDS:
+        team_record_check(record, line)
     if kind == "annotation":
         is_step = record["target_kind"] == TargetKind.STEP
         if is_step != (record["index"] is not None):

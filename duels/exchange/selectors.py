@@ -14,12 +14,16 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from duels.models import (
+    Adjudication,
     Annotation,
+    AnnotationQueue,
+    Answer,
     Duel,
     Environment,
     Episode,
     Hint,
     Player,
+    Rubric,
     Step,
     TargetKind,
     Tournament,
@@ -80,6 +84,10 @@ def exchange_everything() -> dict[str, QuerySet]:
         "step": Step.objects.all(),
         "annotation": Annotation.objects.all(),
         "transfer": TransferResult.objects.all(),
+        "rubric": Rubric.objects.all(),
+        "queue": AnnotationQueue.objects.all(),
+        "answer": Answer.objects.all(),
+        "adjudication": Adjudication.objects.all(),
     }
 
 

@@ -114,7 +114,8 @@ def test_imported_notes_never_belong_to_an_existing_account(make, owner, client)
     assert not owner.annotations.exists()
     # The file's name survives an export unchanged, and re-importing is a no-op.
     text = export_text()
-    assert json.loads(text.splitlines()[-1])["author"] == owner.username
+    note_line = next(line for line in text.splitlines() if '"kind": "annotation"' in line)
+    assert json.loads(note_line)["author"] == owner.username
     exchange_import(stream=io.BytesIO(text.encode()))
     assert Annotation.objects.count() == 1
     assert get_user_model().objects.filter(username__startswith="imported:").count() == 1
