@@ -1,0 +1,65 @@
+"""Chromium chooses source lines for a note by dragging and by shift-click, sees the note
+saved, and finds it beside the same lines on another copy of the design."""
+
+from __future__ import annotations
+
+import pytest
+
+from duels.models import Annotation
+from tests import factories
+from tests.helpers.browser import BrowserTestCase
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+class SourceLinesBrowserTest(BrowserTestCase):
+    def setUp(self):
+        super().setUp()
+        self.sign_in("noter", "noter-pass-123")
+
+    def drag(self, view: str, first: int, last: int) -> None:
+        self.page.locator(f"{view} tr#line-{last}").scroll_into_view_if_needed()
+        start = self.page.locator(f"{view} tr#line-{first} td.ln").bounding_box()
+        end = self.page.locator(f"{view} tr#line-{last} td.ln").bounding_box()
+        self.page.mouse.move(start["x"] + start["width"] / 2, start["y"] + start["height"] / 2)
+        self.page.mouse.down()
+        self.page.mouse.move(end["x"] + end["width"] / 2, end["y"] + end["height"] / 2, steps=8)
+        self.page.mouse.up()
+
+    def test_drag_selects_lines_and_the_note_shows_on_another_copy(self):
+        original = factories.environment(title="Original copy")
+        copy = factories.environment(title="Second copy", source=original.source)
+        page = self.page
+        page.goto(self.url(f"/environments/{original.uuid}/"))
+        page.wait_for_selector("#annotations input[name=line_start]")
+        self.drag("#environment-source", 3, 6)
+        selected = page.locator("#environment-source tr.selected").evaluate_all(
+            "rows => rows.map(row => row.id)")
+        assert selected == ["line-3", "line-4", "line-5", "line-6"]
+        assert page.input_value("#annotations input[name=line_start]") == "3"
+        assert page.input_value("#annotations input[name=line_end]") == "6"
+        page.fill("#annotations textarea[name=text]", "The reset forgets the seed.")
+        page.click("#annotations button[type=submit]")
+        page.wait_for_selector("#note-saved")
+        assert page.inner_text("#note-saved") == "Saved your note."
+        note = Annotation.objects.get()
+        assert (note.environment, note.line_start, note.line_end) == (original, 3, 6)
+
+        page.goto(self.url(f"/environments/{copy.uuid}/"))
+        noted = page.locator("#environment-source tr.noted").evaluate_all(
+            "rows => rows.map(row => row.id)")
+        assert noted == ["line-3", "line-4", "line-5", "line-6"]
+        assert "The reset forgets the seed." in page.inner_text(
+            "#environment-source tr#line-3 .gutter-note")
+
+    def test_click_then_shift_click_selects_a_range(self):
+        environment = factories.environment(title="Shift click")
+        page = self.page
+        page.goto(self.url(f"/environments/{environment.uuid}/annotations/"))
+        page.click("#annotated-source tr#line-2 td.ln")
+        page.click("#annotated-source tr#line-5 td.ln", modifiers=["Shift"])
+        assert page.input_value("input[name=line_start]") == "2"
+        assert page.input_value("input[name=line_end]") == "5"
+        assert page.locator("#annotated-source tr.selected").count() == 4
+        # Choosing lines does not jump away from the form.
+        assert "#line" not in page.url
