@@ -167,3 +167,26 @@ def test_many_designs_give_a_capped_sample_of_pairs_showing_every_design():
     assert len(pairs) == 600
     assert {design for pair in pairs for design in pair} == set(designs)
     assert len({frozenset(pair) for pair in pairs}) == 600
+
+
+def test_a_queue_from_a_tournament_holds_every_design_its_duels_played(staff, owner, make):
+    tournament = make.tournament(name="cup")
+    duel = make.finished_duel(tournament=tournament)
+    copy = make.finished_duel(tournament=tournament, env_a=duel.env_a)  # a copy: one design
+    make.finished_duel()  # another tournament's, or none
+    queue = queue_create(user=staff, name="cup designs", rubric=rubric_default(),
+                         selection=QueueSelection(source="tournament",
+                                                  tournament=tournament.uuid),
+                         annotators=[owner])
+    assert queue.designs == [duel.env_a.content_hash, duel.env_b.content_hash,
+                             copy.env_b.content_hash]
+    with pytest.raises(QueueError, match="Choose a tournament that exists"):
+        queue_create(user=staff, name="none", rubric=rubric_default(),
+                     selection=QueueSelection(source="tournament"), annotators=[owner])
+
+
+def test_a_queue_from_an_empty_training_set_says_so(staff, owner, make):
+    make.environment()  # no training value without an analytics refresh
+    with pytest.raises(QueueError, match="The selection holds no designs"):
+        queue_create(user=staff, name="set", rubric=rubric_default(),
+                     selection=QueueSelection(source="training_set"), annotators=[owner])
