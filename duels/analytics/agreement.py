@@ -21,6 +21,9 @@ import numpy as np
 
 RESAMPLES = 1000
 MIN_ITEMS = 2
+# Resampling two or three designs redraws the same few again and again, which would print a
+# near-zero-width "interval": below this many the uncertainty is unknown, not small.
+MIN_ITEMS_FOR_INTERVAL = 5
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ def alpha_interval(ratings: Sequence[Rating], level: str, *, resamples: int = RE
                    seed: int = 0) -> tuple[float | None, float | None]:
     """95% bootstrap percentile interval of alpha, resampling items with replacement."""
     matrices, values, items = unit_coincidences(ratings, level)
-    if len(items) < MIN_ITEMS or len(values) < 2:
+    if len(items) < MIN_ITEMS_FOR_INTERVAL or len(values) < 2:
         return None, None
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(len(items), np.full(len(items), 1 / len(items)), size=resamples)
@@ -155,8 +158,18 @@ def agreement_compute(ratings: Sequence[Rating], level: str, *, resamples: int =
     alpha = alpha_point(ratings, level)
     low, high = alpha_interval(ratings, level, resamples=resamples, seed=seed) \
         if alpha is not None else (None, None)
+    pairable = len(unit_coincidences(ratings, level)[2])
+    if pairable < MIN_ITEMS:
+        reason = "needs two designs with two answers each"
+    elif alpha is None:
+        reason = "every answer is the same: alpha is undefined"
+    elif low is None:
+        reason = f"an interval needs {MIN_ITEMS_FOR_INTERVAL} designs with two answers each"
+    else:
+        reason = ""
     return {
-        "level": level, "alpha": alpha, "low": low, "high": high,
+        "level": level, "alpha": alpha, "low": low, "high": high, "reason": reason,
+        "pairable": pairable,
         "items": len({r.item for r in ratings}), "values": len(ratings),
         "annotators": annotator_agreement(ratings),
         "disagreements": disagreements(ratings),

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import spearmanr
+from scipy.stats import rankdata
 
 from duels.analytics.intervals import clean
 from duels.analytics.ratings import ratings_fit
@@ -21,18 +21,25 @@ MEASURES = ("hint_gain", "training_value")
 MIN_PAIRS_FOR_CORRELATION = 3
 
 
+def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman's ρ of each row pair (ties get average ranks); NaN where a row is constant."""
+    rx, ry = rankdata(x, axis=-1), rankdata(y, axis=-1)
+    rx = rx - rx.mean(axis=-1, keepdims=True)
+    ry = ry - ry.mean(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (rx * ry).sum(axis=-1) / np.sqrt((rx ** 2).sum(axis=-1) * (ry ** 2).sum(axis=-1))
+
+
 def _spearman(xs: list[float], ys: list[float], *, resamples: int,
               seed: int) -> dict[str, Any] | None:
     if len(xs) < MIN_PAIRS_FOR_CORRELATION or len(set(xs)) < 2 or len(set(ys)) < 2:
         return None
-    rho = float(spearmanr(xs, ys).statistic)
-    rng = np.random.default_rng(seed)
-    x, y = np.asarray(xs), np.asarray(ys)
-    draws = []
-    for _ in range(resamples):
-        pick = rng.integers(0, len(x), len(x))
-        if len(set(x[pick])) > 1 and len(set(y[pick])) > 1:
-            draws.append(spearmanr(x[pick], y[pick]).statistic)
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    rho = float(_row_spearman(x, y))
+    # Designs resampled with replacement, all resamples at once.
+    picks = np.random.default_rng(seed).integers(0, len(x), (resamples, len(x)))
+    draws = _row_spearman(x[picks], y[picks])
+    draws = draws[np.isfinite(draws)]
     low, high = (np.percentile(draws, [2.5, 97.5]) if len(draws) >= resamples // 2
                  else (np.nan, np.nan))
     return {"spearman": clean(rho), "low": clean(float(low)), "high": clean(float(high)),
@@ -67,5 +74,5 @@ def pairwise_ranking(
         known = [row for row in rows if row[measure] is not None]
         correlations[measure] = _spearman([row["rating"] for row in known],
                                           [row[measure] for row in known],
-                                          resamples=min(resamples, 500), seed=seed + number)
+                                          resamples=resamples, seed=seed + number)
     return {"rows": rows, "correlations": correlations, "judgments": len(games)}

@@ -55,7 +55,7 @@ class QueueBrowserTest(BrowserTestCase):
         page.wait_for_url(re.compile(rf".*\?after={item}$"))
 
     def test_two_annotators_finish_an_overlap_two_queue_and_staff_settle_a_disagreement(self):
-        designs = [factories.environment(title=f"Design {n}") for n in range(3)]
+        designs = [factories.environment(title=f"Design {n}") for n in range(5)]
         for environment in designs:
             factories.hint(environment=environment)
         rubric = rubric_create(user=self.staff, name="Check", questions=QUESTIONS)
@@ -64,8 +64,8 @@ class QueueBrowserTest(BrowserTestCase):
                              overlap=2)
         work = self.url(f"/annotate/queues/{queue.uuid}/")
         # Ann and Bob agree on two designs and disagree on whether the first served is broken.
-        plans = {"ann": [("y", "1"), ("n", "3"), ("n", "4")],
-                 "bob": [("n", "2"), ("n", "3"), ("n", "4")]}
+        plans = {"ann": [("y", "1"), ("n", "3"), ("n", "4"), ("n", "2"), ("y", "3")],
+                 "bob": [("n", "2"), ("n", "3"), ("n", "4"), ("n", "1"), ("y", "4")]}
         for name, plan in plans.items():
             page = self.page_of(name)
             page.goto(work)
@@ -76,7 +76,7 @@ class QueueBrowserTest(BrowserTestCase):
                 self.answer_with_keys(page, broken=broken, quality=quality)
             page.wait_for_selector("#queue-done")
             assert "Nothing left for you in this queue" in page.inner_text("#queue-done")
-        assert Answer.objects.filter(queue=queue).count() == 6
+        assert Answer.objects.filter(queue=queue).count() == 10
         first = queue.designs[0]
         values = dict(Answer.objects.filter(queue=queue, design=first).values_list(
             "annotator__username", "values"))
@@ -85,7 +85,7 @@ class QueueBrowserTest(BrowserTestCase):
 
         lead = self.page_of("lead")
         lead.goto(self.url(f"/annotate/queues/{queue.uuid}/results/"))
-        assert lead.inner_text("#items-complete") == "3/3"
+        assert lead.inner_text("#items-complete") == "5/5"
         row = lead.locator(".agreement-row[data-question='quality']")
         alpha = float(row.locator(".alpha").inner_text())
         low, high = (float(x) for x in re.findall(r"-?\d+\.\d+",

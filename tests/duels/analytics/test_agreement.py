@@ -52,6 +52,20 @@ def test_the_bootstrap_formula_equals_the_package_on_the_data_itself(level):
 def test_items_with_one_answer_and_one_valued_questions_give_no_alpha():
     assert alpha_point(_ratings({"u1": ("a", "a"), "u2": ("a", "a")}), "nominal") is None
     assert alpha_interval(_ratings({"u1": ("a",), "u2": ("b",)}), "nominal") == (None, None)
+    same = agreement_compute(_ratings({"u1": ("a", "a"), "u2": ("a", "a")}), "nominal")
+    assert same["reason"] == "every answer is the same: alpha is undefined"
+    lonely = agreement_compute(_ratings({"u1": ("a",), "u2": ("b", "a")}), "nominal")
+    assert lonely["reason"] == "needs two designs with two answers each"
+
+
+def test_few_designs_give_alpha_but_no_interval():
+    few = agreement_compute(_ratings({f"u{n}": ("a", "ab"[n % 2]) for n in range(4)}),
+                            "nominal", resamples=50)
+    assert few["alpha"] is not None and few["low"] is None
+    assert few["reason"] == "an interval needs 5 designs with two answers each"
+    enough = agreement_compute(_ratings({f"u{n}": ("a", "ab"[n % 2]) for n in range(6)}),
+                               "nominal", resamples=50)
+    assert enough["low"] <= enough["alpha"] <= enough["high"] and enough["reason"] == ""
 
 
 def test_per_annotator_agreement_and_disagreements():

@@ -47,3 +47,14 @@ def test_ties_count_half_and_no_judgments_give_nothing():
     ratings = {row["design"]: row["rating"] for row in ranking["rows"]}
     assert ratings["x"] == pytest.approx(ratings["y"])
     assert ranking["correlations"]["hint_gain"] is None
+
+
+def test_the_batched_rank_correlation_is_spearmans():
+    from scipy.stats import spearmanr
+
+    from duels.analytics.pairwise import _row_spearman
+
+    rng = np.random.default_rng(3)
+    x, y = rng.integers(0, 4, (20, 7)).astype(float), rng.normal(size=(20, 7))
+    expected = [spearmanr(a, b).statistic for a, b in zip(x, y, strict=True)]
+    assert _row_spearman(x, y) == pytest.approx(expected, nan_ok=True)
