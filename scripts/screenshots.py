@@ -7,6 +7,9 @@ built-in players and a second tournament running, and drives Debian's Chromium w
     docs/screenshots/dashboard.png   the dashboard while a tournament runs
     docs/screenshots/replay.png      the replay of an episode streaming live
     docs/screenshots/compare.png     hinted and unhinted runs of one seed side by side
+    docs/screenshots/annotate-work.png      a queue item: the form beside figures, hint, source
+    docs/screenshots/annotate-agreement.png alpha per question and a disagreement to settle
+    docs/screenshots/annotate-ranking.png   a pairwise queue's ranking beside hint gain
 
 Needs Chromium at /usr/bin/chromium and a working sandbox backend. Nothing is left running.
 """
@@ -77,6 +80,26 @@ def prepare(env: dict[str, str]) -> None:
     manage(env, "tournament", "--name", "Demo round robin", "--players", FINISHED,
            "--rounds", "1", "--attempts", "2", "--concurrency", "8", "--wait")
     manage(env, "analytics", "--refresh")
+    # Annotation queues on the finished tournament's designs (scripts/annotating_demo.py).
+    queues = query(env, (
+        "import sys; sys.path.insert(0, 'scripts'); "
+        "from annotating_demo import annotating_demo_make; "
+        f"annotating_demo_make(lead='{USERNAME}', colleague='ann', "
+        "tournament='Demo round robin')"
+    ))
+    env["DEMO_QUEUES"] = queues
+
+
+def shoot_annotating(page, base: str, env: dict[str, str]) -> None:
+    review, pairwise = env["DEMO_QUEUES"].split()
+    page.goto(f"{base}/annotate/queues/{review}/")
+    page.wait_for_selector("#queue-item")
+    page.screenshot(path=str(OUT / "annotate-work.png"))
+    page.goto(f"{base}/annotate/queues/{review}/results/")
+    page.locator("#agreement").scroll_into_view_if_needed()
+    page.screenshot(path=str(OUT / "annotate-agreement.png"))
+    page.goto(f"{base}/annotate/queues/{pairwise}/results/")
+    page.locator("#ranking").screenshot(path=str(OUT / "annotate-ranking.png"))
 
 
 def shoot(base: str, env: dict[str, str]) -> None:
@@ -123,6 +146,7 @@ def shoot(base: str, env: dict[str, str]) -> None:
         page.goto(f"{base}/episodes/{compared}/compare/")
         page.wait_for_load_state("networkidle")
         page.screenshot(path=str(OUT / "compare.png"))
+        shoot_annotating(page, base, env)
         browser.close()
 
 
@@ -157,7 +181,8 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 os.killpg(server.pid, signal.SIGKILL)
                 server.wait()
-    for name in ("dashboard", "replay", "compare"):
+    for name in ("dashboard", "replay", "compare", "annotate-work", "annotate-agreement",
+                 "annotate-ranking"):
         path = OUT / f"{name}.png"
         print(f"{path.relative_to(ROOT)}: {path.stat().st_size // 1024} KiB")
 

@@ -63,3 +63,18 @@ class SourceLinesBrowserTest(BrowserTestCase):
         assert page.locator("#annotated-source tr.selected").count() == 4
         # Choosing lines does not jump away from the form.
         assert "#line" not in page.url
+
+    def test_the_review_queue_save_key_is_readable_on_its_button(self):
+        factories.environment(title="Queue item")
+        page = self.page
+        page.goto(self.url("/annotate/"))
+        key = page.evaluate("""() => {
+            const kbd = getComputedStyle(document.querySelector('#review-save kbd'));
+            const button = getComputedStyle(document.querySelector('#review-save'));
+            return [kbd.color, kbd.backgroundColor, button.color, button.backgroundColor];
+        }""")
+        kbd_color, kbd_background, button_color, button_background = key
+        # The key takes the button's own text colour on the button's own (dark) background.
+        assert kbd_color == button_color == "rgb(255, 255, 255)"
+        assert kbd_background == "rgba(0, 0, 0, 0)"
+        assert button_background != "rgb(255, 255, 255)"
