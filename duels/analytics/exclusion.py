@@ -1,6 +1,6 @@
-"""How each headline figure moves when designs that labels call broken or hint-leaking are left
-out (the figures without them come from `analytics_input(excluding=…)`, which reads the data as
-if those designs had never been stored)."""
+"""How each headline figure (and the flywheel's alarms) moves when the designs that labels call
+broken or hint-leaking are left out. The figures without them come from
+`analytics_input(excluding=…)`, which reads the data as if they had never been stored."""
 
 from __future__ import annotations
 
@@ -18,6 +18,10 @@ def _headlines(result: dict[str, Any]) -> dict[str, Any]:
         "Kendall τ (setters vs solvers)": (result.get("divergence") or {}).get("kendall_tau"),
         "transfer ρ": (result.get("transfer") or {}).get("spearman"),
     }
+    flywheel = result.get("flywheel") or {}
+    figures["flywheel alarms"] = len(flywheel.get("alarms") or [])
+    figures["designs with a training value"] = sum(
+        1 for row in result.get("training") or [] if row.get("value") is not None)
     for finding in result.get("findings") or []:
         figures[f"{finding['id']}: figure"] = finding.get("figure")
         figures[f"{finding['id']}: verdict"] = finding.get("verdict")

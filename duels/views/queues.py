@@ -48,7 +48,7 @@ from duels.services.annotation_access import (
     rubric_can_edit,
 )
 from duels.services.answers import AnswerError, adjudication_save, answer_save
-from duels.services.queues import QueueError, queue_create
+from duels.services.queues import QueueError, queue_create, queue_set_annotators
 from duels.services.rubrics import RubricError, rubric_create, rubric_revise
 from duels.views.errors import param_int
 
@@ -231,6 +231,25 @@ def queue_adjudicate(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
     return redirect(reverse("duels:queue_results", args=[queue.uuid]) + "#disagreements")
 
 
+@require_POST
+@login_required
+def queue_annotators(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
+    """Replace the queue's annotators (staff): comma-separated usernames."""
+    queue = _queue_or_404(queue_uuid)
+    if not queue_can_manage(user=request.user):
+        raise PermissionDenied(STAFF_ONLY)
+    names = [name.strip() for name in request.POST.get("annotators", "")[:2000].split(",")
+             if name.strip()]
+    try:
+        queue_set_annotators(user=request.user, queue=queue, usernames=names)
+    except QueueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{queue.name} now has {len(names)} annotator"
+                                  f"{'' if len(names) == 1 else 's'}.")
+    return redirect("duels:queue_results", queue.uuid)
+
+
 urlpatterns = [
     path("annotate/queues/", queue_list_page, name="queue_list"),
     path("annotate/queues/new/", queue_new_page, name="queue_new"),
@@ -239,6 +258,8 @@ urlpatterns = [
          name="queue_results"),
     path("annotate/queues/<uuid:queue_uuid>/adjudicate/", queue_adjudicate,
          name="queue_adjudicate"),
+    path("annotate/queues/<uuid:queue_uuid>/annotators/", queue_annotators,
+         name="queue_annotators"),
     path("annotate/rubrics/new/", rubric_edit_page, name="rubric_new"),
     path("annotate/rubrics/<uuid:rubric_uuid>/edit/", rubric_edit_page, name="rubric_edit"),
 ]

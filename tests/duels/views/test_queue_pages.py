@@ -140,3 +140,18 @@ def test_saving_a_note_says_so(client, owner, make):
     assert '<p class="note-saved" role="status" id="note-saved">Saved your note.</p>' in panel.text
     page = client.post(url, {"text": "another"}, follow=True)
     assert "Saved your note." in page.text
+
+
+def test_staff_set_the_annotators_of_a_queue_and_nobody_else_can(client, staff, owner, queue,
+                                                                   django_user_model):
+    newcomer = django_user_model.objects.create_user("newcomer", password="x-123")
+    url = reverse("duels:queue_annotators", args=[queue.uuid])
+    client.force_login(owner)
+    assert client.post(url, {"annotators": "owner, newcomer"}).status_code == 403
+    client.force_login(staff)
+    page = client.post(url, {"annotators": "owner, ghost"}, follow=True)
+    assert "No active account named ghost." in page.text
+    client.post(url, {"annotators": "owner, newcomer"})
+    assert sorted(u.username for u in queue.annotators.all()) == ["newcomer", "owner"]
+    client.force_login(newcomer)
+    assert client.get(reverse("duels:queue_work", args=[queue.uuid])).status_code == 200
