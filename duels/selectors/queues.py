@@ -88,12 +88,12 @@ class QueueProgress:
         return round(100 * self.answers / self.needed) if self.needed else 100
 
 
-def queue_progress(*, queue: AnnotationQueue) -> QueueProgress:
-    """How far the queue is: complete items, answers given and each annotator's count."""
+def _progress(queue: AnnotationQueue, rows: list[tuple[str, str, str]]) -> QueueProgress:
     items = queue_items(queue)
-    done = _answered(queue)
-    counts = Counter(
-        Answer.objects.filter(queue=queue).values_list("annotator__username", flat=True))
+    done: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for design, design_b, username in rows:
+        done[(design, design_b)].add(username)
+    counts = Counter(username for _, _, username in rows)
     for user in queue.annotators.all():
         counts.setdefault(user.get_username(), 0)
     return QueueProgress(
@@ -103,6 +103,23 @@ def queue_progress(*, queue: AnnotationQueue) -> QueueProgress:
         needed=len(items) * queue.overlap,
         per_annotator=sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])),
     )
+
+
+def queue_progress(*, queue: AnnotationQueue) -> QueueProgress:
+    """How far the queue is: complete items, answers given and each annotator's count."""
+    rows = list(Answer.objects.filter(queue=queue).values_list(
+        "design", "design_b", "annotator__username"))
+    return _progress(queue, rows)
+
+
+def queue_progress_many(*, queues: list[AnnotationQueue]) -> dict[int, QueueProgress]:
+    """Each queue's progress (queues with their annotators prefetched), in one query."""
+    rows: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
+    for queue_id, design, design_b, username in Answer.objects.filter(
+            queue__in=[queue.pk for queue in queues]).values_list(
+            "queue_id", "design", "design_b", "annotator__username"):
+        rows[queue_id].append((design, design_b, username))
+    return {queue.pk: _progress(queue, rows[queue.pk]) for queue in queues}
 
 
 def design_representatives(*, content_hashes: list[str]) -> dict[str, Environment]:

@@ -35,6 +35,7 @@ from duels.selectors.queues import (
     queue_next_index,
     queue_previous_index,
     queue_progress,
+    queue_progress_many,
     rubric_versions,
 )
 from duels.selectors.source_view import environment_source_lines
@@ -61,8 +62,9 @@ def _queue_or_404(queue_uuid: UUID) -> AnnotationQueue:
 @login_required
 def queue_list_page(request: HttpRequest) -> HttpResponse:
     queues = list(queue_list(user=request.user))
+    progress = queue_progress_many(queues=queues)
     for queue in queues:
-        queue.progress = queue_progress(queue=queue)
+        queue.progress = progress[queue.pk]
     return render(request, "duels/queues/list.html", {
         "queues": queues, "can_manage": queue_can_manage(user=request.user),
         "rubrics": rubric_versions() if rubric_can_edit(user=request.user) else []})

@@ -155,3 +155,17 @@ def test_staff_set_the_annotators_of_a_queue_and_nobody_else_can(client, staff, 
     assert sorted(u.username for u in queue.annotators.all()) == ["newcomer", "owner"]
     client.force_login(newcomer)
     assert client.get(reverse("duels:queue_work", args=[queue.uuid])).status_code == 200
+
+
+def test_the_queue_list_makes_the_same_number_of_queries_for_more_queues(
+        client, staff, owner, teammate, queue, django_assert_max_num_queries):
+    client.force_login(staff)
+    with django_assert_max_num_queries(12) as few:
+        client.get(reverse("duels:queue_list"))
+    for number in range(4):
+        other = queue_create(user=staff, name=f"more {number}", rubric=rubric_default(),
+                             selection=QueueSelection(), annotators=[owner, teammate])
+        answer_save(user=owner, queue=other, index=0, values={"rating": 2})
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        page = client.get(reverse("duels:queue_list"))
+    assert page.text.count("1/2 answers") == 4
