@@ -137,3 +137,33 @@ class QueueBrowserTest(BrowserTestCase):
             assert low <= rating <= high
             assert re.search(r"[−+-]?\d+ pp|0 pp", row.locator(".hint-gain").inner_text())
         assert "Spearman ρ" in lead.inner_text("#ranking-correlation")
+
+
+class QueuePagesAccessibilityBrowserTest(BrowserTestCase):
+    def test_queue_pages_have_no_serious_or_critical_violation(self):
+        from axe_playwright_python.sync_playwright import Axe
+
+        from tests.browser.test_accessibility_browser import BLOCKING
+
+        staff = get_user_model().objects.create_user("lead", password="lead-pass-123",
+                                                     is_staff=True)
+        for _ in range(3):
+            factories.hint(environment=factories.environment())
+        single = queue_create(user=staff, name="Single", rubric=rubric_default(),
+                              selection=QueueSelection(), annotators=[staff])
+        pairwise = queue_create(user=staff, name="Pairs", rubric=rubric_default(),
+                                selection=QueueSelection(), annotators=[staff],
+                                kind="pairwise", pair_question="rating")
+        self.sign_in("lead", "lead-pass-123", create=False)
+        problems = []
+        for path in ("/annotate/queues/", "/annotate/queues/new/", "/annotate/rubrics/new/",
+                     f"/annotate/queues/{single.uuid}/", f"/annotate/queues/{pairwise.uuid}/",
+                     f"/annotate/queues/{single.uuid}/results/",
+                     f"/annotate/queues/{pairwise.uuid}/results/"):
+            self.page.goto(self.url(path))
+            for violation in Axe().run(self.page).response["violations"]:
+                if violation.get("impact") in BLOCKING:
+                    targets = [node["target"] for node in violation["nodes"]][:3]
+                    problems.append(f"{path}: {violation['id']} ({violation['impact']}): "
+                                    f"{targets}")
+        assert not problems, "\n".join(problems)
