@@ -203,10 +203,10 @@ def class_state_check(cls: ast.ClassDef, findings: Findings) -> None:
                 continue
             mutated = instance_container_mutated(node)
             if mutated in mutable and mutated not in on_instance:
-                findings.refuse(node, f"{method.name}() changes {mutated}, a container made once "
-                                      f"on the class (line {mutable[mutated]}), so it outlives "
-                                      f"reset and is shared by every episode; make it in reset: "
-                                      f"self.{mutated} = ...")
+                findings.refuse(node, f"{method.name}() changes self.{mutated}, a container made "
+                                      f"once on the class (line {mutable[mutated]}), so it "
+                                      "outlives reset and is shared by every episode; make it in "
+                                      f"reset: self.{mutated} = ...")
 
 
 def is_mutable(value: ast.AST | None) -> bool:
