@@ -6,8 +6,9 @@ Reads every setter answer of tests/duels/players/corpus/setter (and the built-in
 environments, one per family at the middle difficulty), validates each in real sandboxes and
 prints one line per environment (admitted or refused, and the first failed check), the totals,
 and the wall time of validating a typical environment (the corpus's claude_plain.md; best of
-`--repeat`). It also reads every reply of tests/duels/players/corpus/solver and counts those
-read as expected.json says.
+`--repeat`), also as a ratio to starting one sandbox, loading it and resetting it once (the
+floor: validation needs two sandboxes). It also reads every reply of
+tests/duels/players/corpus/solver and counts those read as expected.json says.
 
 `--code TREE` imports EnvDuels from another checkout of the project (for example an older
 commit unpacked with `git archive`), so the same corpus can be measured against two versions of
@@ -43,6 +44,7 @@ def main() -> None:
     from duels.players import prompts
     from duels.players.actions import action_from_text
     from duels.players.scripted import FAMILIES
+    from sandbox_runner import open_sandbox
 
     print(f"code: {options.code.resolve()}  backend: {options.backend}")
     admitted = refused = unreadable = 0
@@ -75,17 +77,22 @@ def main() -> None:
         read_right += (bool(parsed.format_error) and not parsed.action
                        if want.get("format_error") else parsed.action == want["action"])
     typical = prompts.parse_setter_answer((CORPUS / "setter" / "claude_plain.md").read_text())
-    times = []
+    times, floors = [], []
     for _ in range(options.repeat):
         started = time.perf_counter()
         environment_validation_report(source=typical.source, hint_texts=[typical.hint],
                                       backend=options.backend)
         times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        with open_sandbox(typical.source, backend=options.backend) as sandbox:
+            sandbox.reset(seed=0)
+        floors.append(time.perf_counter() - started)
     print(f"setter corpus: {admitted} admitted, {refused} refused, {unreadable} unreadable")
     print(f"built-in environments valid: {builtin_valid} of {len(FAMILIES)}")
     print(f"solver corpus read as expected: {read_right} of {len(expected)}")
     print(f"validating claude_plain.md: best {min(times):.2f} s of {options.repeat} "
-          f"(all: {', '.join(f'{t:.2f}' for t in times)})")
+          f"(all: {', '.join(f'{t:.2f}' for t in times)}); one sandbox started, loaded and "
+          f"reset: best {min(floors):.3f} s; ratio {min(times) / min(floors):.1f}x")
 
 
 if __name__ == "__main__":
