@@ -41,6 +41,7 @@ from sandbox_runner.versions import sandbox_python_version
 logger = logging.getLogger(__name__)
 
 MAX_SOURCE_BYTES = 64 * 1024
+MAX_FINDINGS_SHOWN = 5
 UNTITLED_WARNING = (f"the setter's answer gave no title (no TITLE: line); it is shown as "
                     f"'{UNTITLED}'")
 CHECK_NAMES = ("source_size", "module_loads", "deterministic", "three_seeds_reset",
@@ -135,7 +136,10 @@ def environment_validation_report(*, source: str, hint_texts: list[str],
     run = ValidationRun(source, limits, backend)
     run.warnings.extend(near_miss_warnings(source))
     static_refusals, static_warnings = determinism_findings(source)
-    run.warnings.extend(static_warnings)
+    if len(static_refusals) > MAX_FINDINGS_SHOWN:  # the report stays short: the first few lines
+        static_refusals = [*static_refusals[:MAX_FINDINGS_SHOWN],
+                           f"and {len(static_refusals) - MAX_FINDINGS_SHOWN} more such line(s)"]
+    run.warnings.extend(static_warnings[:MAX_FINDINGS_SHOWN])
     size = len(source.encode("utf-8", "surrogatepass"))
     if not run.record("source_size", size <= MAX_SOURCE_BYTES,
                       f"{size} bytes (limit {MAX_SOURCE_BYTES})"):

@@ -141,3 +141,14 @@ class Environment:
     report = environment_validation_report(source=source, hint_texts=[HINT], limits=LIMITS,
                                            backend=backend)
     assert report["valid"] is True, report
+
+
+def test_a_source_full_of_clock_reads_gets_a_short_report(backend):
+    reads = "".join(f"        stamp_{n} = time.time()\n" for n in range(30))
+    source = RANDOM_IN_STEP.replace("import random", "import random\nimport time").replace(
+        "        self.dug = 0\n", "        self.dug = 0\n" + reads)
+    report = environment_validation_report(source=source, hint_texts=[HINT], limits=LIMITS,
+                                           backend=backend)
+    detail = next(check["detail"] for check in report["checks"] if check["name"] == "deterministic")
+    assert detail.startswith("line 11: time.time() reads the clock")
+    assert detail.count("reads the clock") == 5 and "; and 25 more such line(s)" in detail
