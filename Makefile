@@ -81,6 +81,7 @@ bench: install
 	$(BIN)/python benchmarks/web_bench.py
 	$(BIN)/python benchmarks/viewer_bench.py
 	$(BIN)/python benchmarks/exchange_bench.py
+	$(BIN)/python benchmarks/validation_bench.py
 	$(BIN)/python benchmarks/analytics_bench.py
 
 clean:

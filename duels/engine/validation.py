@@ -13,8 +13,9 @@ from typing import Any
 from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
 
+from duels.engine.validation_probes import JUNK_ACTIONS, PROBES
+from duels.engine.validation_static import determinism_findings
 from duels.engine.validation_transcript import (
-    JUNK_ACTIONS,
     REFERENCE_SEEDS,
     VALIDATION_SEEDS,
     Transcript,
@@ -40,6 +41,7 @@ from sandbox_runner.versions import sandbox_python_version
 logger = logging.getLogger(__name__)
 
 MAX_SOURCE_BYTES = 64 * 1024
+MAX_FINDINGS_SHOWN = 5
 UNTITLED_WARNING = (f"the setter's answer gave no title (no TITLE: line); it is shown as "
                     f"'{UNTITLED}'")
 CHECK_NAMES = ("source_size", "module_loads", "deterministic", "three_seeds_reset",
@@ -125,12 +127,19 @@ def environment_validation_report(*, source: str, hint_texts: list[str],
                                   backend: str = "auto") -> dict[str, Any]:
     """Run every validation check (docs/environments.md) on `source` in two fresh sandboxes.
 
-    Both play the same script (validation_transcript.play_script); their transcripts are
-    compared answer by answer. Raises SandboxUnavailable when no sandbox can run here (that is
-    not the setter's fault).
+    The source is read first (validation_static: sources of non-determinism the sandbox cannot
+    pin are refused with their line); then both sandboxes play the same script
+    (validation_transcript.play_script), the first also playing the solver's game a second time,
+    and their transcripts are compared answer by answer. Raises SandboxUnavailable when no
+    sandbox can run here (that is not the setter's fault).
     """
     run = ValidationRun(source, limits, backend)
     run.warnings.extend(near_miss_warnings(source))
+    static_refusals, static_warnings = determinism_findings(source)
+    if len(static_refusals) > MAX_FINDINGS_SHOWN:  # the report stays short: the first few lines
+        static_refusals = [*static_refusals[:MAX_FINDINGS_SHOWN],
+                           f"and {len(static_refusals) - MAX_FINDINGS_SHOWN} more such line(s)"]
+    run.warnings.extend(static_warnings[:MAX_FINDINGS_SHOWN])
     size = len(source.encode("utf-8", "surrogatepass"))
     if not run.record("source_size", size <= MAX_SOURCE_BYTES,
                       f"{size} bytes (limit {MAX_SOURCE_BYTES})"):
@@ -138,13 +147,13 @@ def environment_validation_report(*, source: str, hint_texts: list[str],
         return run.report()
 
     transcripts: list[Transcript] = []
-    for _ in range(2):
+    for repeat in (True, False):
         stage = {"check": "module_loads"}
         transcript = Transcript()
 
-        def play(sandbox, transcript=transcript, stage=stage) -> dict[str, Any]:
+        def play(sandbox, transcript=transcript, stage=stage, repeat=repeat) -> dict[str, Any]:
             transcript.clear()  # a retried attempt starts its transcript again
-            return play_script(sandbox, transcript, stage)
+            return play_script(sandbox, transcript, stage, repeat=repeat)
 
         played = run.attempt(lambda stage=stage: stage["check"], play)
         if stage["check"] != "module_loads":
@@ -159,11 +168,15 @@ def environment_validation_report(*, source: str, hint_texts: list[str],
         run.record("hint_not_leaked", not leaks, "; ".join(leaks) or (
             f"{len(hint_texts)} hint(s) absent from every reset text and observation"))
     if len(transcripts) == 2:
-        problem = (same_sandbox_problem(transcripts[0])
-                   or determinism_problem(transcripts[0], transcripts[1]))
-        run.record("deterministic", not problem, problem or (
+        problem = (determinism_problem(transcripts[0].fresh_part(), transcripts[1].entries)
+                   or same_sandbox_problem(transcripts[0]))
+        run.record("deterministic", not (problem or static_refusals), "; ".join(
+            [*static_refusals, *([problem] if problem else [])]) or (
             "the same seeds and actions gave the same observations, rewards, done and success "
-            f"in two fresh sandboxes ({len(transcripts[0].entries)} answers compared)"))
+            f"twice in one sandbox and in a fresh one ({len(transcripts[0].entries)} answers "
+            "compared)"))
+    elif static_refusals:
+        run.record("deterministic", False, "; ".join(static_refusals))
     finish_limits_check(run)
     return run.report()
 
@@ -175,7 +188,10 @@ def record_first_pass(run: ValidationRun, played: dict[str, Any]) -> None:
     """Record the checks the first sandbox decides on its own."""
     run.record("three_seeds_reset", all(text.strip() for text in played["resets"].values()),
                f"seeds {list(VALIDATION_SEEDS)} reset to non-empty text")
-    run.record("junk_actions", True, f"{len(JUNK_ACTIONS)} junk actions gave well-formed results")
+    announced = len(played["actions"]) - len(JUNK_ACTIONS) - len(PROBES)
+    run.record("junk_actions", True, (
+        f"{len(JUNK_ACTIONS)} junk actions, the probes {', '.join(PROBES)} and {announced} "
+        "action(s) announced in the reset texts gave well-formed results"))
     if not played["has_reference"]:
         run.record("reference_solution", True, NO_REFERENCE)
         return

@@ -1,10 +1,13 @@
-"""What validation plays in each sandbox, and what it reads from the two transcripts.
+"""What validation plays in each sandbox, and what it reads from the transcripts.
 
-Each of the two fresh sandboxes plays the same script: reset seeds 0-2, reset seed 0 again, the
-junk actions, then the reference replays. Every answer is kept as an `Entry`, so determinism is
-compared on observations, rewards, `done` and `success` at every step, and the hint is looked
-for in every text the environment returned. Near-miss method names are read from the source
-on the host (parsed, never run).
+The first sandbox resets seeds 0-2, plays as a solver would from reset(0) (junk, probes such as
+`help`, and the action forms the reset text announces: validation_probes), replays the reference
+solutions, then plays the same game from reset(0) once more in the same process. A second, fresh
+sandbox plays the same script but that last repeat. Every answer is kept as an `Entry`, so
+determinism is compared on observations, rewards, `done` and `success` at every step: the repeat
+against the first play (the same process), the fresh sandbox against the first (a new one). The
+hint is looked for in every text the environment returned. Near-miss method names are read from
+the source on the host (parsed, never run).
 """
 
 from __future__ import annotations
@@ -15,11 +18,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from duels.engine.validation_probes import solver_actions
 from sandbox_runner import EnvCodeError
 
 VALIDATION_SEEDS = (0, 1, 2)
 REFERENCE_SEEDS = (0, 1)
-JUNK_ACTIONS = ("", "xyzzy", "look around", "!@#$%^&*()", "é🙂" * 20, "north " * 200)
 COMPARED_FIELDS = ("observation", "reward", "done", "success", "actions")
 SHOWN_CHARS = 60
 # Names a setter may use instead of the contract's; a warning says which one was meant.
@@ -60,6 +63,20 @@ class Transcript:
         self.entries: list[Entry] = []
         self.seed = 0
         self.step_number = 0
+        # Where each part of the script starts in `entries`: "play", "reference", "repeat".
+        self.marks: dict[str, int] = {}
+        self.actions: list[str] = []
+
+    def mark(self, part: str) -> None:
+        self.marks[part] = len(self.entries)
+
+    def part(self, start: str, end: str | None = None) -> list[Entry]:
+        """The entries from mark `start` to mark `end` (or the end)."""
+        return self.entries[self.marks[start]:self.marks[end] if end else None]
+
+    def fresh_part(self) -> list[Entry]:
+        """Every entry the fresh sandbox also has: all but the repeat."""
+        return self.entries[:self.marks.get("repeat", len(self.entries))]
 
     def reset(self, sandbox, seed: int) -> str:
         text = sandbox.reset(seed=seed)
@@ -86,23 +103,42 @@ class Transcript:
                 if "observation" in entry.values]
 
 
-def play_script(sandbox, transcript: Transcript, stage: dict[str, str]) -> dict[str, Any]:
+def play_script(sandbox, transcript: Transcript, stage: dict[str, str], *,
+                repeat: bool) -> dict[str, Any]:
     """Play validation's script in `sandbox`, recording into `transcript`; `stage["check"]`
-    names the check a failure belongs to."""
+    names the check a failure belongs to. With `repeat`, the solver's game is played twice."""
     stage["check"] = "three_seeds_reset"
     resets = {seed: transcript.reset(sandbox, seed) for seed in VALIDATION_SEEDS}
-    stage["check"] = "deterministic"
-    again = transcript.reset(sandbox, 0)
     stage["check"] = "junk_actions"
-    for action in JUNK_ACTIONS:
-        if transcript.step(sandbox, action).done:
-            transcript.reset(sandbox, 0)
+    transcript.actions = solver_actions(list(resets.values()))
+    transcript.mark("play")
+    play_solver_game(sandbox, transcript)
     stage["check"] = "reference_solution"
+    transcript.mark("reference")
     replays = ([replay_reference(sandbox, transcript, seed) for seed in REFERENCE_SEEDS]
                if sandbox.has_reference else [])
+    if repeat:
+        stage["check"] = "deterministic"
+        transcript.mark("repeat")
+        play_solver_game(sandbox, transcript)
     stage["check"] = "done"
-    return {"resets": resets, "again": again, "replays": replays,
-            "has_reference": sandbox.has_reference}
+    return {"resets": resets, "replays": replays, "has_reference": sandbox.has_reference,
+            "actions": transcript.actions}
+
+
+def play_solver_game(sandbox, transcript: Transcript) -> None:
+    """From reset(0), play the solver's actions; reset(0) again whenever the episode ends
+    (done, or max_steps actions), as the engine would."""
+    transcript.reset(sandbox, 0)
+    taken = 0
+    for action in transcript.actions:
+        if taken == sandbox.max_steps:
+            transcript.reset(sandbox, 0)
+            taken = 0
+        taken += 1
+        if transcript.step(sandbox, action).done:
+            transcript.reset(sandbox, 0)
+            taken = 0
 
 
 def replay_reference(sandbox, transcript: Transcript, seed: int) -> str:
@@ -156,25 +192,29 @@ def difference(first: Entry, second: Entry, where: tuple[str, str]) -> str:
     return ""
 
 
-def determinism_problem(first: Transcript, second: Transcript) -> str:
-    """Why the two sandboxes' transcripts differ (the first difference), or ""."""
-    for left, right in zip(first.entries, second.entries, strict=False):
+def determinism_problem(first: list[Entry], second: list[Entry],
+                        where: tuple[str, str] = ("in the first sandbox", "in the second")) -> str:
+    """Why two runs of the same script differ (the first difference), or ""."""
+    for left, right in zip(first, second, strict=False):
         if (left.seed, left.step, left.what) != (right.seed, right.step, right.what):
-            return (f"{left.place()}: the second sandbox was at {right.place()} instead; the "
+            return (f"{left.place()}: the other run was at {right.place()} instead; the "
                     "same seed and actions must give the same episode")
-        problem = difference(left, right, ("in the first sandbox", "in the second"))
+        problem = difference(left, right, where)
         if problem:
             return problem
-    if len(first.entries) != len(second.entries):
-        return (f"the first sandbox answered {len(first.entries)} calls and the second "
-                f"{len(second.entries)}; the same seed and actions must give the same episode")
+    if len(first) != len(second):
+        return (f"one run answered {len(first)} calls and the other {len(second)}; the same "
+                "seed and actions must give the same episode")
     return ""
 
 
 def same_sandbox_problem(transcript: Transcript) -> str:
-    """Why reset(0) gave two texts in one sandbox (entries 0 and 3), or ""."""
-    first, again = transcript.entries[0], transcript.entries[len(VALIDATION_SEEDS)]
-    return difference(first, again, ("the first time", "the second time in the same sandbox"))
+    """Why the same seed and actions gave two episodes in one sandbox, or "": reset(0) at the
+    start and again, and the solver's game played twice."""
+    where = ("the first time", "the second time in the same sandbox")
+    first_reset, again = transcript.entries[0], transcript.part("play")[0]
+    return difference(first_reset, again, where) or determinism_problem(
+        transcript.part("play", "reference"), transcript.part("repeat"), where)
 
 
 def normalised(text: str) -> str:
@@ -196,12 +236,19 @@ def hint_leaks(transcripts: list[Transcript], hint_texts: list[str]) -> list[str
     return leaks
 
 
-def near_miss_warnings(source: str) -> list[str]:
-    """Warnings for method and class names one slip away from the contract's, read statically."""
+def parse_source(source: str) -> ast.Module | None:
+    """The module's syntax tree, or None when the host cannot parse it."""
     try:
         with _PARSE_LOCK:
-            tree = ast.parse(source)
+            return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
+        return None
+
+
+def near_miss_warnings(source: str) -> list[str]:
+    """Warnings for method and class names one slip away from the contract's, read statically."""
+    tree = parse_source(source)
+    if tree is None:
         return []  # warnings are advice: a module the host cannot parse gets none
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     if "Environment" not in classes:

@@ -89,22 +89,32 @@ _REASONING = re.compile(
 )
 # A reply that opens inside reasoning (the template sent `<think>`) shows only its end tag.
 _REASONING_END = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
-# An ACTION line: optional quote marks (`>`) or heading, optional bold/italic/backtick opening,
-# the word in any case, the colon (inside or outside the emphasis), then the action.
+# An ACTION line: optional quote marks (`>`), list marker (`-`, `*`, `1.`) or heading, optional
+# bold/italic/backtick opening, the word in any case, the colon (ASCII or full-width, inside or
+# outside the emphasis), then the action.
 _ACTION_LINE = re.compile(
-    r"^[ \t]*(?:>[ \t]*)*(?:\#{1,6}[ \t]+)?(?P<open>[*_`]*)[ \t]*action[ \t]*"
-    r"(?P<close>[*_]*)[ \t]*:(?P<rest>.*)$",
+    r"^[ \t]*(?:>[ \t]*)*(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?(?:\#{1,6}[ \t]+)?"
+    r"(?P<open>[*_`]*)[ \t]*action[ \t]*(?P<close>[*_]*)[ \t]*[:\uff1a](?P<rest>.*)$",
     re.IGNORECASE | re.MULTILINE,
 )
+# The action in tags, as some models answer: <action>look</action> (or <answer>…</answer>).
+_ACTION_TAG = re.compile(r"<(action|answer)>(.*?)</\1\s*>", re.DOTALL | re.IGNORECASE)
+# End-of-turn tokens of chat templates that small open models leak into their text:
+# <|im_end|>, <|eot_id|>, <|end|>, <|endoftext|>, </s>, <end_of_turn>, <eos>, DeepSeek's
+# <｜end▁of▁sentence｜>, Cohere's <|END_OF_TURN_TOKEN|>, Llama 2's [/INST].
+_TEMPLATE_TOKEN_AT_END = re.compile(
+    r"(?:\s*(?:<\|[A-Za-z_]{1,40}\|>|<\uff5c[^<>\uff5c]{1,40}\uff5c>|</s>|<eos>|"
+    r"<end_of_turn>|\[/INST\]))+\s*\Z", re.IGNORECASE)
 _REASONING_TAG = re.compile(r"</?(?:think|thinking|reasoning)>", re.IGNORECASE)
 _FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*$")
 _PAIRS = {'"': '"', "'": "'", "`": "`", "<": ">", "\u201c": "\u201d", "\u2018": "\u2019"}
 
 
 def action_clean(raw: str) -> str:
-    """Strip surrounding whitespace (CR included) and one matching pair of surrounding quotes,
-    backticks or angle brackets; bound the result to MAX_ACTION_CHARS."""
-    action = raw.strip()
+    """Strip surrounding whitespace (CR included), chat-template tokens at the end (`<|im_end|>`,
+    `</s>`...) and one matching pair of surrounding quotes, backticks or angle brackets; bound
+    the result to MAX_ACTION_CHARS."""
+    action = _TEMPLATE_TOKEN_AT_END.sub("", raw).strip()
     if len(action) >= 2 and _PAIRS.get(action[0]) == action[-1]:
         action = action[1:-1].strip()
     return action[:MAX_ACTION_CHARS]
@@ -168,12 +178,24 @@ def _json_action(text: str) -> str | None:
     return None
 
 
+def _tag_action(text: str) -> str:
+    """The action in the last <action>…</action> (else <answer>…</answer>) pair, or ""."""
+    tags = list(_ACTION_TAG.finditer(text))
+    chosen = [tag for tag in tags if tag.group(1).lower() == "action"] or tags
+    if not chosen:
+        return ""
+    inner = chosen[-1].group(2)
+    labelled = _ACTION_LINE.search(inner)
+    return action_clean(_line_rest(labelled) if labelled else inner)
+
+
 def action_from_text(reply: str) -> ParsedAction:
     """Read the action of a text-protocol reply, or say why there is none.
 
-    The last `ACTION:` line outside reasoning wins (any case; plain, bold, quoted or
-    backticked); after an empty `ACTION:` the action may follow on the next line or in a
-    fence; without any ACTION line, a JSON object with an `action` key is read.
+    The last `ACTION:` line outside reasoning wins (any case; plain, bold, quoted, backticked or
+    a list item; a full-width colon too); after an empty `ACTION:` the action may follow on the
+    next line or in a fence; without any ACTION line, the last `<action>` (or `<answer>`) tag,
+    then a JSON object with an `action` key is read.
     """
     text = reply.replace("\r\n", "\n").replace("\r", "\n")
     visible = _outside_reasoning(text)
@@ -188,6 +210,9 @@ def action_from_text(reply: str) -> ParsedAction:
         return ParsedAction(action="", format_error=(
             "the last ACTION: line has no action after it (nor on the next line or in a "
             "fence below it)"))
+    tagged = _tag_action(visible)
+    if tagged:
+        return ParsedAction(action=tagged)
     json_action = _json_action(visible)
     if json_action is not None and action_clean(json_action):
         return ParsedAction(action=action_clean(json_action))
@@ -196,7 +221,8 @@ def action_from_text(reply: str) -> ParsedAction:
             "the only ACTION: lines are inside a reasoning section (<think>…</think>), "
             "which is not read"))
     return ParsedAction(action="", format_error=(
-        "the reply has no ACTION: line (and no JSON object with an \"action\" key)"))
+        "the reply has no ACTION: line (nor an <action> tag or a JSON object with an "
+        "\"action\" key)"))
 
 
 # --- tool protocol -----------------------------------------------------------------------------

@@ -262,12 +262,28 @@ def _hint(prose: list[tuple[int, str]], blocks: list[Block], module: Block) -> s
         "fenced block.")
 
 
+def _outer_fence_unwrapped(lines: list[str]) -> list[str]:
+    """The answer without one outer fence that holds all of it (````markdown … ````, as models
+    wrap an answer told to keep "exactly this format"): its body replaces it when the answer
+    has no other fenced block, the outer one is not tagged Python, and the body's own blocks
+    hold the module. A Python block with fences in its strings is never unwrapped."""
+    blocks = fenced_blocks(lines)
+    if len(blocks) != 1 or blocks[0].tag in PYTHON_TAGS:
+        return lines
+    outer = blocks[0]
+    inner = outer.body.split("\n")
+    if not any(_CLASS_ENVIRONMENT.search(block.body) for block in fenced_blocks(inner)):
+        return lines
+    after = outer.end if outer.closed else len(lines)
+    return lines[:outer.line - 1] + inner + lines[after:]
+
+
 def parse_setter_answer(text: str) -> SetterAnswer:
     """Read title, kind, module and hint from a setter's answer (forms: docs/environments.md).
 
     Raises SetterFormatError with a message that says what was found and what is missing.
     """
-    lines = answer_text_normalised(text).split("\n")
+    lines = _outer_fence_unwrapped(answer_text_normalised(text).split("\n"))
     blocks = fenced_blocks(lines)
     module = _module_block(blocks)
     if not module.closed:

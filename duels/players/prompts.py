@@ -20,7 +20,11 @@ __all__ = ["SetterAnswer", "SetterFormatError", "parse_setter_answer"]
 
 # v3: the setter prompt names the sandbox's Python version and every validation check; the
 # solver prompt offers the text or the tool action protocol.
-PROMPT_VERSION = "v3"
+# v4: the setter prompt says what the sandbox makes deterministic (the module-level random seeded
+# from the episode's seed, string hashing, a fresh instance per reset), what validation refuses
+# (clocks, system entropy, id(), the process id, state kept on the class) and that it plays the
+# actions the reset text announces and probes such as `help`.
+PROMPT_VERSION = "v4"
 
 # Stable markers: the built-in players recognise the turn by these, exactly as a model reads them.
 SETTER_ROLE_LINE = "You are the SETTER in an Environment Duel."
@@ -58,11 +62,18 @@ environment never sees the hint and never learns whether the episode is hinted. 
 episode the module is validated in a sandbox running Python {{python_version}}: it must load (syntax
 newer than {{python_version}} is a SyntaxError); the same seed and the same actions must give the
 same observations, rewards, `done` and `success` every time, in fresh processes too (take all
-randomness from `random.Random(seed)`, never from the clock or the unseeded `random` module);
-three seeds must reset; junk actions must return well-formed dicts; if `reference_solution`
+randomness from `random.Random(seed)` made in reset). The sandbox guarantees: before every reset it
+seeds the module-level `random` with the episode's seed and makes a fresh Environment instance,
+and `hash()` of a string and the order of a set of strings are the same in every sandbox.
+Validation refuses, naming the line: the clock (time.time, time.monotonic, datetime.now...),
+system entropy (os.urandom, secrets, uuid.uuid4, random.SystemRandom, random.Random() without a
+seed), id(), os.getpid(), and state kept on the class (a list or dict in the class body changed
+by a method): count steps instead of reading a clock, keep episode state on self and set it in
+reset. Three seeds must reset; junk actions, probes such as `help`, `hint`, `look` and `?`, and
+the actions your reset text announces must return well-formed dicts; if `reference_solution`
 exists (by that exact name), replaying it must succeed within `max_steps` for two seeds; the hint
-must not appear in any text the environment returns; every call must stay within the sandbox's
-time and memory limits. An invalid environment scores 0."""
+must not appear in any text the environment returns (`help` included); every call must stay
+within the sandbox's time and memory limits. An invalid environment scores 0."""
 
 SETTER_SYSTEM_TEMPLATE = f"""\
 {SETTER_ROLE_LINE}

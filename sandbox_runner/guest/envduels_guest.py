@@ -22,6 +22,13 @@ stdin/stdout (Docker: a direct channel that bypasses the engine's attach stream)
 opens both before any environment code exists and says "ready"; the host then deletes them, so
 the environment can only reach the protocol through the guest's own (private) descriptors.
 
+Paired seeds mean one puzzle, so the guest makes what it can deterministic by construction:
+it runs in an interpreter whose string hashing is pinned (PYTHONHASHSEED=0: `hash()` of a str
+and the iteration order of a set of strings are the same in every sandbox; `-I` ignores that
+variable, so the guest re-executes itself once with it set), and before every reset it seeds the
+module-level `random` from the episode's seed and makes a fresh instance of the environment
+(nothing an earlier episode left on the instance survives a reset).
+
 Every sandbox starts a fresh interpreter, so the guest imports only what it must: JSON through
 the C accelerator `_json` (the json package imports re, enum and functools, which cost more
 than the interpreter itself), signals through `_signal` (signal builds enums), and linecache
@@ -233,16 +240,29 @@ class Guest:
                 return self.load(request["code"])
             raise ContractError("the environment is not loaded")
         if op == "reset":
-            return {"observation": self.checked_text(self.env.reset(int(request["seed"])))}
+            seed = int(request["seed"])
+            self.start_episode(seed)
+            return {"observation": self.checked_text(self.env.reset(seed))}
         if op == "reference":
             return {"actions": self.reference(int(request["seed"]))}
         raise ContractError("unknown op %r" % (op,))
+
+    def start_episode(self, seed):
+        """Seed the module-level random from the episode's seed, then make a fresh instance:
+        the same seed then gives the same episode however many came before it here."""
+        if "random" in sys.modules:
+            sys.modules["random"].seed(seed)
+        self.env = self.env_class()
 
     def load(self, source):
         import types
 
         code = compile(source, ENV_FILENAME, "exec")
         LOADED_SOURCE.append(source)
+        if "random" in source:
+            # Imported before the module runs, so even an `import random` inside step() finds
+            # the generator that start_episode seeds.
+            import random  # noqa: F401
         module = types.ModuleType("environment")
         module.__file__ = ENV_FILENAME
         sys.modules["environment"] = module
@@ -252,6 +272,7 @@ class Guest:
         env_class = module.__dict__.get("Environment")
         if not isinstance(env_class, type):
             raise ContractError("the module defines no class named Environment")
+        self.env_class = env_class
         self.env = env_class()
         max_steps = getattr(self.env, "max_steps", None)
         if type(max_steps) is not int or not 1 <= max_steps <= 200:
@@ -458,7 +479,29 @@ def serve(protocol_in, protocol_out, guest):
         write_all(protocol_out, data)
 
 
+def pin_hash_seed():
+    """Re-execute this interpreter once with PYTHONHASHSEED=0 unless string hashing is pinned.
+
+    The guest starts under `-I`, which ignores every PYTHON* variable, so the seed cannot come
+    from the launcher's environment. The second interpreter gets exactly PATH, LANG and the
+    seed, and the options of `-I` but `-E` (`-s -P`), plus `-S`. Returns when hashing is pinned;
+    exits when it cannot be (the host then sees the sandbox end, never an unpinned guest)."""
+    if not sys.flags.hash_randomization:
+        return
+    if os.environ.get("PYTHONHASHSEED") == "0":
+        sys.stderr.write("envduels guest: PYTHONHASHSEED=0 did not pin string hashing\n")
+        os._exit(70)
+    original = sys.orig_argv
+    # The guest's own text: inline after -c (local backends) or a file (the image's CMD).
+    program = ["-c", original[original.index("-c") + 1]] if "-c" in original else [sys.argv[0]]
+    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+               "PYTHONHASHSEED": "0"}
+    os.execve(sys.executable, [sys.executable, "-S", "-s", "-P", *program, *sys.argv[1:]],
+              environ)
+
+
 def main(argv):
+    pin_hash_seed()
     numbers = [int(value) for value in argv[1:7]]
     memory_bytes, max_processes, file_bytes, cpu_seconds, max_observation_bytes, seccomp = numbers
     apply_limits(memory_bytes, max_processes, file_bytes, cpu_seconds)

@@ -173,10 +173,13 @@ def detail(report: dict, name: str) -> str:
     return next(c["detail"] for c in report["checks"] if c["name"] == name)
 
 
+# The module-level random is seeded by the sandbox, and os.urandom is refused when the source
+# names it; reached through __import__, the system's entropy is left for the dynamic check alone.
+ENTROPY = '(__import__("os").urandom(1)[0] / 256)'
 NOISY_REWARD = MAZE_ENV.replace(
     'return {"observation": "A wall.", "done": False, "success": False}',
     'return {"observation": "A wall.", "done": False, "success": False,\n'
-    '                "reward": random.random()}')
+    f'                "reward": {ENTROPY} + {ENTROPY} / 256}}')
 
 
 def test_rewards_that_differ_between_sandboxes_make_the_environment_invalid(any_backend):
@@ -198,15 +201,19 @@ def test_observations_from_the_clock_are_caught_at_the_step_that_shows_them(any_
     report = report_for(source, any_backend)
     assert checks(report)["deterministic"] is False
     text = detail(report, "deterministic")
-    # A long text is shown around its first difference, so the start may be cut off ("…' wall
-    # at …") when the two clocks agree on many leading digits.
-    assert text.startswith("seed 0, step 1 (action ''): observation ")
+    # Read in the source first (its line), then seen in the sandboxes. A long text is shown
+    # around its first difference, so the start may be cut off ("…' wall at …") when the two
+    # clocks agree on many leading digits.
+    assert text.startswith("line 16: time.time_ns() reads the clock, so the same seed and "
+                           "actions give other answers at another time; count steps instead")
+    assert "; seed 0, step 1 (action ''): observation " in text
     assert text.count("wall at") == 2 and "in the first sandbox" in text
 
 
 def test_the_reference_replay_is_compared_too(any_backend):
-    # Every junk action hits a wall; only the reference replay reaches the random ending.
-    source = MAZE_ENV.replace('"You escaped!"', '"You escaped in %.6f s!" % random.random()')
+    # No action a solver would try reaches the noisy ending: only the reference replay does.
+    source = MAZE_ENV.replace('"You escaped!"', f'"You escaped in %.6f s!" % {ENTROPY}').replace(
+        "Exits: north, south.", "Find the way out.")
     report = report_for(source, any_backend)
     assert checks(report)["deterministic"] is False
     assert detail(report, "deterministic").startswith("seed 0, step 1 (action ")

@@ -19,7 +19,7 @@ HINT = "```hint\nThe code is 42.\n```"
 
 
 def test_prompt_version_is_a_short_stable_label():
-    assert prompts.PROMPT_VERSION == "v3"
+    assert prompts.PROMPT_VERSION == "v4"
 
 
 def test_setter_prompt_states_the_contract_and_answer_format():
@@ -32,6 +32,9 @@ def test_setter_prompt_states_the_contract_and_answer_format():
         '"done"', '"success"', '"reward"', "reference_solution", "standard library only",
         "64 KiB", "```python", "```hint", "TITLE:", "p_hinted * (1 - p_unhinted)",
         "Python 3.11.2", "sandbox running Python 3.11.2", "random.Random(seed)",
+        "seeds the module-level `random` with the episode's seed", "fresh Environment instance",
+        "`hash()` of a string", "the clock", "os.urandom", "id()", "os.getpid()",
+        "state kept on the class", "`help`", "the actions your reset text announces",
     ):
         assert needle in text, needle
     assert prompts.DIGESTS_HEADER not in text

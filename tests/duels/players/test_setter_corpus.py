@@ -2,7 +2,9 @@
 
 Each file in corpus/setter/ is one answer; corpus/setter/expected.json says what a careful person
 makes of it: the title, kind and hint read, or the error the setter is told, and for answers
-that are read, what validation in a real sandbox reports.
+that are read, what validation in a real sandbox reports. The `seeds_` answers each bring one
+source of non-determinism: admitted ones are proven deterministic (twice in one sandbox and in a
+fresh one), refused ones name the line.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ def test_the_corpus_is_complete():
     files = {path.name for path in CORPUS.glob("*.md")}
     assert files == set(EXPECTED), "every answer file has an expectation and vice versa"
     assert len(files) >= 20
+    # One environment or more per source of non-determinism (docs/environments.md's table).
+    assert len([name for name in files if name.startswith("seeds_")]) >= 12
     assert b"\r\n" in (CORPUS / "gemini_crlf.md").read_bytes()
 
 
@@ -92,6 +96,9 @@ def test_read_answers_through_real_validation(name, backend, settings, make):
     if expected["validation"] == "valid":
         assert report["valid"] is True, failed
         assert environment.status == EnvironmentStatus.VALID
+        deterministic = next(check["detail"] for check in report["checks"]
+                             if check["name"] == "deterministic")
+        assert "twice in one sandbox and in a fresh one" in deterministic
         return
     assert report["valid"] is False
     assert environment.status == EnvironmentStatus.INVALID
