@@ -132,7 +132,14 @@ def _channel_layers_of_its_own():
 
 @pytest.fixture
 def owner(django_user_model):
-    return django_user_model.objects.create_user("owner", password="owner-pass-123")
+    """An operator: starts duels (and so owns them)."""
+    from django.contrib.auth.models import Group
+
+    from duels.services.access import OPERATORS_GROUP
+
+    user = django_user_model.objects.create_user("owner", password="owner-pass-123")
+    user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
+    return user
 
 
 @pytest.fixture

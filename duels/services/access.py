@@ -1,7 +1,8 @@
 """Who may do what to duels and tournaments: one helper per object kind and action.
 
 Every page, API view and template asks these helpers, so the rule lives in one place:
-a duel may be cancelled by the person who started it or by staff; a tournament by staff only
+a duel may be started by operators (staff, or the operators group) and cancelled by the person
+who started it or by staff; a tournament is cancelled by staff only
 (tournaments are started from the command line by whoever runs the installation).
 """
 
@@ -27,3 +28,21 @@ def tournament_can_cancel(
 ) -> bool:
     """True when `user` is staff."""
     return bool(user.is_authenticated and user.is_staff)
+
+
+# The operator role: who may start duels. Staff always may; other accounts when they are in this
+# group. Everyone signed in reads and annotates (the annotator role).
+OPERATORS_GROUP = "operators"
+DUEL_START_DENIED = (
+    "Only operators start duels. Ask staff to add you: "
+    "manage.py operators add YOUR_USERNAME (or the operators group in /admin/)."
+)
+
+
+def duel_can_start(*, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """True when `user` is staff or in the operators group."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_staff:
+        return True
+    return user.groups.filter(name=OPERATORS_GROUP).exists()

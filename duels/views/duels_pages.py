@@ -18,7 +18,12 @@ from duels.selectors.compliance import duel_format_errors
 from duels.selectors.duel_explain import duel_explanation
 from duels.selectors.duels import duel_get, duel_halves, duel_list
 from duels.selectors.turns import duel_setter_calls, duel_step_totals
-from duels.services.access import DUEL_CANCEL_DENIED, duel_can_cancel
+from duels.services.access import (
+    DUEL_CANCEL_DENIED,
+    DUEL_START_DENIED,
+    duel_can_cancel,
+    duel_can_start,
+)
 from duels.services.duels import DuelRateLimited, duel_rate_limit_message, duel_start_for_user
 from duels.views.common import cancel_confirmed, paginate
 
@@ -64,6 +69,8 @@ def duel_new(request: HttpRequest) -> HttpResponse:
     The "Estimate cost" button posts the same form with `estimate`: nothing is started, the form
     comes back with the expected model calls and cost range of that duel.
     """
+    if not duel_can_start(user=request.user):
+        raise PermissionDenied(DUEL_START_DENIED)
     form = DuelTriggerForm(request.POST or None)
     status = 200
     estimate = None

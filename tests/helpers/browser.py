@@ -79,10 +79,18 @@ class BrowserTestCase(ChannelsLiveServerTestCase):
     def url(self, path: str) -> str:
         return self.live_server_url + path
 
-    def sign_in(self, username: str, password: str = "browser-pass-123", *, create: bool = True):
-        """Sign in through the login form (creating the user first unless told not to)."""
+    def sign_in(self, username: str, password: str = "browser-pass-123", *, create: bool = True,
+                operator: bool = True):
+        """Sign in through the login form (creating the user first unless told not to; a created
+        user is an operator, who may start duels, unless `operator` is False)."""
         if create:
-            get_user_model().objects.create_user(username, password=password)
+            user = get_user_model().objects.create_user(username, password=password)
+            if operator:
+                from django.contrib.auth.models import Group
+
+                from duels.services.access import OPERATORS_GROUP
+
+                user.groups.add(Group.objects.get_or_create(name=OPERATORS_GROUP)[0])
         self.page.goto(self.url("/accounts/login/?next=/"))
         self.page.fill("#id_username", username)
         self.page.fill("#id_password", password)
