@@ -11,10 +11,22 @@ def _step_search_index(sender, using, **kwargs) -> None:
     step_search_index_install(connection=connections[using])
 
 
+def _analytics_data_changed(sender, **kwargs) -> None:
+    """Let the analytics service mark its snapshot stale and queue a refresh (imported when data
+    changes, not at start-up: the service reads the analytics selectors)."""
+    from duels.services.analytics import analytics_data_changed
+
+    analytics_data_changed()
+
+
 class DuelsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "duels"
     verbose_name = "Environment Duels"
 
     def ready(self) -> None:
+        from duels import tasks  # noqa: F401  registers the background tasks by name
+        from duels.signals import data_changed
+
         post_migrate.connect(_step_search_index, sender=self)
+        data_changed.connect(_analytics_data_changed, dispatch_uid="analytics_data_changed")

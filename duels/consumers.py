@@ -19,6 +19,13 @@ it waits for the end of that window and goes out in one frame with the others th
 meanwhile (viewers at the same point of the stream share that frame's text). The hub also
 runs the poll: one query per episode per process every POLL_SECONDS without a doorbell, and
 only the viewers it finds behind read their news.
+
+Joining: viewers that join together (a page of viewers opening at once) share one catch-up read.
+The hub reads the stored steps after a point once for every viewer asking for that point while
+the read runs, and encodes each step once; the doorbell steps of the last moments are handed to
+each joining viewer too, so a shared read that began before a viewer subscribed misses nothing.
+Catch-ups take one query however many join, so the steps of viewers already watching are not
+held behind a queue of per-viewer reads.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import asyncio
 import json
 import logging
 import time
+from collections import deque
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -47,6 +55,8 @@ logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.5
 COALESCE_SECONDS = 0.025
 BATCH_SIZE = 500
+# Doorbell steps a hub keeps for viewers that join (a shared read may predate their joining).
+RECENT_STEPS = 256
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 
@@ -54,6 +64,19 @@ CLOSE_NOT_FOUND = 4404
 @database_sync_to_async
 def _load_state(episode_uuid: str) -> EpisodeState | None:
     return episode_state(episode_uuid=episode_uuid)
+
+
+_state_loads: dict[tuple[asyncio.AbstractEventLoop, str], asyncio.Future] = {}
+
+
+async def _load_state_shared(episode_uuid: str) -> EpisodeState | None:
+    """`_load_state`, read once for all viewers of one episode connecting at the same time."""
+    key = (asyncio.get_running_loop(), episode_uuid)
+    load = _state_loads.get(key)
+    if load is None:
+        load = _state_loads[key] = asyncio.ensure_future(_load_state(episode_uuid))
+        load.add_done_callback(lambda _: _state_loads.pop(key, None))
+    return await asyncio.shield(load)
 
 
 @database_sync_to_async
@@ -106,6 +129,8 @@ class EpisodeHub:
         self.next_flush_at = 0.0
         self.last_doorbell = 0.0
         self.flusher: asyncio.Task | None = None
+        self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_STEPS)
+        self.reads: dict[int, asyncio.Future] = {}
         self.task = asyncio.create_task(self.run())
         self.poller = asyncio.create_task(self.poll())
 
@@ -116,6 +141,8 @@ class EpisodeHub:
         if hub is None:
             hub = cls.hubs[key] = cls(layer, episode_uuid)
         hub.viewers.add(viewer)
+        for index, item in hub.recent:  # what a shared read that began earlier may lack
+            viewer.take_step(index, item)
         await hub.subscribed.wait()
         return hub
 
@@ -166,8 +193,9 @@ class EpisodeHub:
         if kind == "step.ready":
             index, data = message.get("index"), message.get("data")
             item = None
-            if data and index is not None:
+            if data and isinstance(index, int):
                 item = json.dumps(step_message(self.episode_uuid, {**data, "index": index}))
+                self.recent.append((index, item))
             for viewer in viewers:
                 viewer.take_step(index, item)
         elif kind == "episode.ended":
@@ -190,6 +218,23 @@ class EpisodeHub:
         })
         for viewer in viewers:
             viewer.take_partial(index, frame)
+
+    async def news(self, *, episode_pk: int, since: int) -> tuple[EpisodeState | None,
+                                                                   list[tuple[int, str]], bool]:
+        """The status and the stored steps after `since` as (index, encoded message), and
+        whether a whole batch came back; read and encoded once for every viewer that asks for
+        the same `since` while the read runs."""
+        read = self.reads.get(since)
+        if read is None:
+            read = self.reads[since] = asyncio.ensure_future(self._read(episode_pk, since))
+            read.add_done_callback(lambda _: self.reads.pop(since, None))
+        return await asyncio.shield(read)
+
+    async def _read(self, episode_pk: int, since: int):
+        state, rows = await _load_news(self.episode_uuid, episode_pk, since)
+        items = [(row["index"], json.dumps(step_message(self.episode_uuid, row)))
+                 for row in rows]
+        return state, items, len(rows) >= BATCH_SIZE
 
     async def poll(self) -> None:
         """Every POLL_SECONDS without a doorbell, one query for all viewers: wake those
@@ -271,7 +316,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
             await self.refuse(CLOSE_UNAUTHENTICATED)
             return
         self.episode_uuid = str(self.scope["url_route"]["kwargs"]["episode_uuid"])
-        state = await _load_state(self.episode_uuid)
+        state = await _load_state_shared(self.episode_uuid)
         if state is None:
             await self.refuse(CLOSE_NOT_FOUND)
             return
@@ -312,18 +357,18 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         self.recheck = False
         while not self.ended:
             announced = self.known
-            state, rows = await _load_news(self.episode_uuid, self.episode_pk, self.last_index)
+            state, rows, more = await self.hub.news(episode_pk=self.episode_pk,
+                                                    since=self.last_index)
             # Doorbells may have queued more steps while the query ran: keep only newer rows.
-            fresh = [row for row in rows if row["index"] > self.last_index]
-            items = [item for _, item in self.pending]
-            items += [json.dumps(step_message(self.episode_uuid, row)) for row in fresh]
+            fresh = [(index, item) for index, item in rows if index > self.last_index]
+            items = [item for _, item in self.pending] + [item for _, item in fresh]
             self.pending = []
             if fresh:
-                self.last_index = fresh[-1]["index"]
+                self.last_index = fresh[-1][0]
                 self.advance()  # doorbell steps that came during the query may follow now
             if items:
                 await self.send(text_data=steps_frame(self.episode_uuid, items))
-            if len(rows) < BATCH_SIZE:
+            if not more:
                 if self.known == announced:  # a doorbell beyond the stored steps was wrong
                     self.known = min(self.known, self.last_index)
                 if state is not None and state.is_done:

@@ -1,11 +1,15 @@
 """Background tasks (Django Tasks API, database backend; run by `manage.py db_worker`).
 
-Tasks stay thin: they parse their arguments and call one service.
+Tasks stay thin: they parse their arguments and call one service. Each is registered by name in
+`duels.task_registry` (this module is loaded by the app's `ready()`): the engine and the services
+enqueue through that registry and never import this module.
 """
 
 from __future__ import annotations
 
 from django_tasks import task
+
+from duels.task_registry import tasks_register
 
 # --- Duel engine ------------------------------------------------------------------------------
 # A tournament is driven by a few `tournament_drive_task`s (queue "duels"); each runs the work
@@ -42,3 +46,11 @@ def analytics_refresh_task() -> int:
     from duels.services.analytics import analytics_refresh
 
     return analytics_refresh().duration_ms
+
+
+tasks_register(
+    tournament_drive=tournament_drive_task,
+    duel_drive=duel_drive_task,
+    stale_work_sweep=stale_work_sweep_task,
+    analytics_refresh=analytics_refresh_task,
+)

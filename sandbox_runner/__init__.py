@@ -7,30 +7,63 @@
 
 from __future__ import annotations
 
-from sandbox_runner.backends import (
-    BackendStatus,
-    available_backends,
-    backend_status,
-    get_backend,
-    resolve_backend,
-)
-from sandbox_runner.errors import (
-    EnvCodeError,
-    SandboxCrashed,
-    SandboxError,
-    SandboxMemoryExceeded,
-    SandboxOutputExceeded,
-    SandboxTimeout,
-    SandboxUnavailable,
-)
-from sandbox_runner.limits import SandboxLimits, default_limits
-from sandbox_runner.session import Sandbox, StepResult
+from typing import TYPE_CHECKING
+
+# Every process that starts Django imports this package (it is an installed app); the backends,
+# limits and session modules load on first use, so a command that runs no sandbox never pays for
+# them.
+_EXPORTS = {
+    "sandbox_runner.backends": ("BackendStatus", "available_backends", "backend_status",
+                                "get_backend", "resolve_backend"),
+    "sandbox_runner.errors": ("EnvCodeError", "SandboxCrashed", "SandboxError",
+                              "SandboxMemoryExceeded", "SandboxOutputExceeded", "SandboxTimeout",
+                              "SandboxUnavailable"),
+    "sandbox_runner.limits": ("SandboxLimits", "default_limits"),
+    "sandbox_runner.session": ("Sandbox", "StepResult"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+if TYPE_CHECKING:
+    from sandbox_runner.backends import (
+        BackendStatus,
+        available_backends,
+        backend_status,
+        get_backend,
+        resolve_backend,
+    )
+    from sandbox_runner.errors import (
+        EnvCodeError,
+        SandboxCrashed,
+        SandboxError,
+        SandboxMemoryExceeded,
+        SandboxOutputExceeded,
+        SandboxTimeout,
+        SandboxUnavailable,
+    )
+    from sandbox_runner.limits import SandboxLimits, default_limits
+    from sandbox_runner.session import Sandbox, StepResult
 
 __all__ = [
     "BackendStatus", "EnvCodeError", "Sandbox", "SandboxCrashed", "SandboxError", "SandboxLimits",
     "SandboxMemoryExceeded", "SandboxOutputExceeded", "SandboxTimeout", "SandboxUnavailable",
-    "StepResult", "available_backends", "backend_status", "open_sandbox", "resolve_backend",
+    "StepResult", "available_backends", "backend_status", "default_limits", "get_backend",
+    "open_sandbox", "resolve_backend",
 ]
+
+
+def __getattr__(name: str):
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sandbox_runner' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_MODULE_OF})
 
 
 def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = "auto") -> Sandbox:
@@ -39,7 +72,11 @@ def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = 
     Raises SandboxUnavailable when no backend can run here, EnvCodeError when the module does
     not load, and the other SandboxError kinds when a limit is hit while loading.
     """
+    from sandbox_runner.backends import get_backend, resolve_backend
+    from sandbox_runner.errors import SandboxCrashed
+    from sandbox_runner.limits import default_limits
     from sandbox_runner.pool import POOL
+    from sandbox_runner.session import Sandbox
 
     limits = limits or default_limits()
     chosen = get_backend(resolve_backend(backend))

@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from duels.analytics.data import EnvironmentRecord, EpisodeRecord
+if TYPE_CHECKING:  # the model imports this module at start-up; the records only name types here
+    from duels.analytics.data import EnvironmentRecord, EpisodeRecord
 
 Item = TypeVar("Item")
 

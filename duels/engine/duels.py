@@ -1,8 +1,8 @@
-"""Duel writes: create, author (both sides in parallel), score, rescore, cancel, run.
+"""Duel writes: create, author (both sides in parallel), finish, cancel, run.
 
 A duel's life: pending → running (authoring under a lease) → its episodes are created in the
 same commit that ends authoring → episodes run (see episodes.py, scheduler.py) → scored and
-finished. Scores are always derived from the stored episodes (`duel_rescore`).
+finished. Scores are always derived from the stored episodes (`duels.rescoring.duel_rescore`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from duels.engine.faults import (
     infra_retry_at,
 )
 from duels.engine.leases import duel_claim_authoring, heartbeat, worker_identity
-from duels.engine.queue import analytics_data_changed
 from duels.models import DONE_STATUSES, Condition, Duel, EndReason, Episode, Player, Status
 from duels.players import prompts
-from duels.scoring import DuelScore, duel_score_from_episodes, episode_passed
+from duels.rescoring import duel_rescore, duel_score_stored
+from duels.signals import data_changed
 
 
 class DuelError(Exception):
@@ -102,35 +102,6 @@ def duel_episodes_create(*, duel: Duel, sides: dict[str, AuthoredSide], owner: s
             Episode.objects.bulk_create(rows, ignore_conflicts=True)
 
 
-def duel_score_stored(*, duel: Duel) -> DuelScore:
-    """Score the duel from its forfeit flags and stored episodes (the one scoring rule)."""
-    episodes = Episode.objects.filter(duel=duel).values_list(
-        "environment_id", "condition", "seed", "status", "success")
-    return duel_score_from_episodes(
-        forfeit_a=bool(duel.forfeit_a), forfeit_b=bool(duel.forfeit_b),
-        env_a=duel.env_a_id, env_b=duel.env_b_id,
-        episodes=((environment_id, condition == Condition.HINTED, seed,
-                   episode_passed(status=status, success=success))
-                  for environment_id, condition, seed, status, success in episodes),
-    )
-
-
-SCORE_FIELDS = ("p_unhinted", "p_hinted", "setter_score", "flips")
-
-
-def duel_rescore(*, duel: Duel) -> Duel:
-    """Recompute pass rates, setter scores, flips and the outcome from the stored episodes."""
-    duel.refresh_from_db()
-    score = duel_score_stored(duel=duel)
-    for side in ("a", "b"):
-        for name in SCORE_FIELDS:
-            setattr(duel, f"{name}_{side}", getattr(score.side(side), name))
-    duel.outcome = score.outcome
-    duel.save(update_fields=[f"{name}_{side}" for side in ("a", "b") for name in SCORE_FIELDS]
-              + ["outcome"])
-    return duel
-
-
 def duel_finalize_if_complete(*, duel: Duel) -> bool:
     """Score and finish a running duel once authoring is over and every episode has ended."""
     duel.refresh_from_db()
@@ -155,7 +126,7 @@ def duel_finalize_if_complete(*, duel: Duel) -> bool:
         if ended and status == Status.FINISHED:
             duel_rescore(duel=duel)
     if ended:
-        analytics_data_changed()
+        data_changed.send(sender=Duel)
     return bool(ended)
 
 

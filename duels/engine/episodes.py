@@ -118,20 +118,23 @@ def episode_record_step(
         ("input_tokens", input_tokens), ("output_tokens", output_tokens),
         ("cache_read_tokens", cache_read_tokens), ("cache_write_tokens", cache_write_tokens),
         ("cost", cost), ("sandbox_step_ms", sandbox_ms)) if amount}
+    # Built before the transaction: the transaction holds the database's one writer, and the
+    # other episodes' steps wait for it.
+    step = Step(
+        episode=episode, index=index, observation=observation, reply=reply, action=action,
+        reward=reward, done=done, success=success, latency_ms=latency_ms,
+        input_tokens=input_tokens, output_tokens=output_tokens, format_error=format_error,
+        thinking=thinking, cache_read_tokens=cache_read_tokens,
+        cache_write_tokens=cache_write_tokens, sandbox_ms=sandbox_ms, cost=cost,
+    )
+    held = Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner)
+    deadline = lease_deadline()
     with transaction.atomic():
         # The conditional UPDATE comes first: it locks the row against a racing claim.
-        owned = Episode.objects.filter(
-            pk=episode.pk, status=Status.RUNNING, lease_owner=owner
-        ).update(steps=index, lease_expires_at=lease_deadline(), **totals)
+        owned = held.update(steps=index, lease_expires_at=deadline, **totals)
         if owned != 1:
             raise LeaseLost(f"episode {episode.uuid} is no longer held by {owner}")
-        step = Step.objects.create(
-            episode=episode, index=index, observation=observation, reply=reply, action=action,
-            reward=reward, done=done, success=success, latency_ms=latency_ms,
-            input_tokens=input_tokens, output_tokens=output_tokens, format_error=format_error,
-            thinking=thinking, cache_read_tokens=cache_read_tokens,
-            cache_write_tokens=cache_write_tokens, sandbox_ms=sandbox_ms, cost=cost,
-        )
+        step.save(force_insert=True)
         if cost and episode.duel_id:
             Duel.objects.filter(pk=episode.duel_id).update(cost=F("cost") + cost)
             if episode.duel.tournament_id:

@@ -30,7 +30,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
-from duels.engine.worker_registry import heartbeat_seconds
+from duels.engine.heartbeats import WorkerBeat, heartbeat_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +78,11 @@ class Child:
         self.process = subprocess.Popen(self.argv, start_new_session=True,
                                         preexec_fn=_die_with_parent)
         self.started_at, self.started_wall = time.monotonic(), timezone.now()
+
+    def beat(self) -> WorkerBeat:
+        """What this (running) worker's heartbeat row records."""
+        return WorkerBeat(worker_id=self.worker_id, pid=self.process.pid, queues=self.queues,
+                          started_at=self.started_wall)
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -151,7 +156,8 @@ class Supervisor:
         self._last_beat = time.monotonic()
         try:
             close_old_connections()
-            worker_heartbeat_renew(workers=[child for child in self._workers() if child.alive()])
+            worker_heartbeat_renew(workers=[child.beat() for child in self._workers()
+                                            if child.alive()])
             worker_reap_dead()
             # Hand on work nobody holds (say, drivers that failed while the database was
             # restarting) without waiting for a sweep task that may have failed too.

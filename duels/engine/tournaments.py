@@ -77,6 +77,12 @@ def tournament_progress_refresh(*, tournament: Tournament | None) -> None:
     episodes_running = Episode.objects.filter(
         duel__tournament=tournament, status=Status.RUNNING, lease_expires_at__gte=now
     ).count()
+    # Read before writing: a driver calls this on every turn of its loop, and any UPDATE (even
+    # one that matches no row) waits for the database's one writer; most turns change nothing.
+    stored = Tournament.objects.filter(pk=tournament.pk).values_list(
+        "duels_done", "episodes_running").first()
+    if stored is None or stored == (duels_done, episodes_running):
+        return
     Tournament.objects.filter(pk=tournament.pk).filter(
         ~Q(duels_done=duels_done) | ~Q(episodes_running=episodes_running)
     ).update(duels_done=duels_done, episodes_running=episodes_running)

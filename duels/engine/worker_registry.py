@@ -1,10 +1,11 @@
 """Which task workers are alive, and reaping the task rows of those that died.
 
 Each supervisor (`manage.py worker`, `manage.py serve`) renews a heartbeat row per worker process
-every `heartbeat_seconds()`. A worker whose row has not moved for `DEAD_AFTER_BEATS` beats is
-dead (its machine crashed or its supervisor was SIGKILLed): django_tasks_db would keep its task
-rows RUNNING forever, so they are marked FAILED with the reason here, and the engine's own
-recovery (leases and the stale-work sweep) hands the duels and episodes to live workers.
+every `heartbeat_seconds()` (`duels/engine/heartbeats.py`). A worker whose row has not moved for
+`DEAD_AFTER_BEATS` beats is dead (its machine crashed or its supervisor was SIGKILLed):
+django_tasks_db would keep its task rows RUNNING forever, so they are marked FAILED with the
+reason here, and the engine's own recovery (leases and the stale-work sweep) hands the duels
+and episodes to live workers.
 """
 
 from __future__ import annotations
@@ -13,21 +14,15 @@ import logging
 import os
 import socket
 from collections.abc import Iterable
-from datetime import timedelta
-from typing import TYPE_CHECKING
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from duels.engine.heartbeats import WorkerBeat, worker_dead_after
 from duels.models import WorkerHeartbeat
-
-if TYPE_CHECKING:
-    from duels.engine.supervisor import Child
 
 logger = logging.getLogger(__name__)
 
-DEAD_AFTER_BEATS = 3
 REAPED_EXCEPTION = "duels.engine.worker_registry.WorkerDied"
 
 
@@ -35,23 +30,14 @@ class WorkerDied(Exception):
     """The worker running a task died; the task row was reaped (the engine resumes the work)."""
 
 
-def heartbeat_seconds() -> float:
-    """How often a supervisor renews its workers' heartbeats (ENVDUELS_WORKER_HEARTBEAT_SECONDS)."""
-    return float(getattr(settings, "ENVDUELS_WORKER_HEARTBEAT_SECONDS", 10))
-
-
-def worker_dead_after() -> timedelta:
-    return timedelta(seconds=DEAD_AFTER_BEATS * heartbeat_seconds())
-
-
-def worker_heartbeat_renew(*, workers: Iterable[Child]) -> None:
+def worker_heartbeat_renew(*, workers: Iterable[WorkerBeat]) -> None:
     """Create or renew the heartbeat row of each live worker process of this supervisor."""
     now, host = timezone.now(), socket.gethostname()[:255]
-    for child in workers:
+    for beat in workers:
         WorkerHeartbeat.objects.update_or_create(
-            worker_id=child.worker_id,
-            defaults={"host": host, "pid": child.process.pid, "supervisor_pid": os.getpid(),
-                      "queues": ",".join(child.queues)[:255], "started_at": child.started_wall,
+            worker_id=beat.worker_id,
+            defaults={"host": host, "pid": beat.pid, "supervisor_pid": os.getpid(),
+                      "queues": ",".join(beat.queues)[:255], "started_at": beat.started_at,
                       "last_seen_at": now},
         )
 

@@ -3,7 +3,8 @@
 Validation (duels/services/exchange_validate.py) reads every line first; nothing is written unless
 the whole file is sound. Then the file is read again and what is missing is created. Objects whose
 uuid already exists with the same content are skipped, so re-importing a file is a no-op and the
-exports of two installations merge by uuid. Scores and outcomes are recomputed by the engine.
+exports of two installations merge by uuid. Scores and outcomes are recomputed from the episodes
+(`duels.rescoring`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from uuid import UUID
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, models, transaction
 
-from duels.engine.queue import analytics_data_changed
 from duels.exchange.export import KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.identities import author_imported_username
 from duels.exchange.records import ExchangeImportError, exchange_canonical, exchange_read
@@ -43,6 +43,8 @@ from duels.models import (
     Tournament,
     TransferResult,
 )
+from duels.rescoring import duel_rescore
+from duels.signals import data_changed
 from duels.wording import count_noun
 
 __all__ = ["ExchangeImportError", "ImportReport", "exchange_import", "exchange_validate"]
@@ -250,10 +252,7 @@ class _Writer:
 
     def finish(self) -> None:
         self.flush()
-        # Scores are derived, never imported: the engine recomputes them from the episodes.
-        # (Imported here: the engine module pulls in the sandbox and player stacks.)
-        from duels.engine.duels import duel_rescore
-
+        # Scores are derived, never imported: the scoring rule recomputes them from the episodes.
         duel_rows = Duel.objects.filter(pk__in=self.created_duels).exclude(outcome=None)
         for duel in duel_rows.iterator(chunk_size=BATCH):
             duel_rescore(duel=duel)
@@ -287,5 +286,5 @@ def exchange_import(*, stream: IO[bytes]) -> ImportReport:
             writer.flush()
         writer.finish()
     if report.created_total:
-        analytics_data_changed()
+        data_changed.send(sender=ImportReport)
     return report

@@ -20,8 +20,8 @@ from uuid import UUID
 from django.db import transaction
 from django.db.models import Q
 
-from duels.engine.queue import analytics_data_changed
 from duels.models import Condition, Environment, Episode, Player, Status, TransferResult
+from duels.signals import data_changed
 
 COLUMNS = ("learner", "environment", "author", "benchmark", "before", "after")
 
@@ -160,7 +160,7 @@ def transfer_import_csv(*, stream: TextIO) -> TransferImportReport:
                 result.save()
                 created += 1
     if created:
-        analytics_data_changed()
+        data_changed.send(sender=TransferResult)
     problems = Counter(transfer_row_problem(result=result) for result in rows)
     usable = problems.pop("", 0)
     return TransferImportReport(created=created, skipped=len(rows) - created, usable=usable,

@@ -23,7 +23,7 @@ LAYER_TIMEOUT_S = 2.0
 
 def workers_live() -> list[WorkerHeartbeat]:
     """Worker processes whose supervisor reported them within the dead-after window."""
-    from duels.engine.worker_registry import worker_dead_after
+    from duels.engine.heartbeats import worker_dead_after
 
     since = timezone.now() - worker_dead_after()
     return list(WorkerHeartbeat.objects.filter(last_seen_at__gte=since))

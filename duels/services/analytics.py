@@ -1,29 +1,34 @@
 """Analytics snapshots: compute every figure in the background and cache the result.
 
 Each snapshot records the data it was computed from (`analytics_fingerprint`). Writes that
-change that data mark the snapshot stale and queue a background refresh
-(`duels.engine.queue.analytics_data_changed`; requests within the debounce window share one
-task). `manage.py analytics` recomputes in the foreground when the snapshot is missing or stale;
-the page shows the snapshot's age and refreshes it in the background.
+change that data send `duels.signals.data_changed`; this service listens, marks the snapshot
+stale and queues a background refresh (`analytics_data_changed`; requests within the debounce
+window share one task, enqueued through `duels.task_registry`). `manage.py analytics`
+recomputes in the foreground when the snapshot is missing or stale; the page shows the
+snapshot's age and refreshes it in the background.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 
+from django.db import DatabaseError
 from django.utils import timezone
 
-from duels.engine.queue import analytics_request_refresh
 from duels.models import AnalyticsSnapshot
 from duels.selectors.analytics import analytics_fingerprint, analytics_input
 from duels.services.estimates import environment_estimates_store
 from duels.services.labels import analytics_labels_effect
+from duels.task_registry import task_named
 
 logger = logging.getLogger(__name__)
 
 KEEP_SNAPSHOTS = 5
 RESAMPLES = 1000  # bootstrap resamples behind every interval
+# Refresh requests within this many seconds of each other share one analytics refresh.
+DEBOUNCE_SECONDS = 10
 
 
 def analytics_refresh(*, resamples: int = RESAMPLES) -> AnalyticsSnapshot:
@@ -113,3 +118,56 @@ def analytics_latest_cached() -> AnalyticsSnapshot | None:
     # A write may have marked this very snapshot stale since it was parsed.
     cached.stale = head.stale
     return cached
+
+
+def analytics_refresh_pending() -> bool:
+    """True when a refresh task is queued and not yet started."""
+    from django_tasks import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
+
+    return DBTaskResult.objects.filter(
+        task_path=task_named("analytics_refresh").module_path, status=TaskResultStatus.READY
+    ).exists()
+
+
+def analytics_refresh_underway() -> set[str]:
+    """The statuses (`READY` queued, `RUNNING`) of refresh tasks not yet done, in one query;
+    empty when none is: while it is not, the analytics page keeps asking for new figures."""
+    from django_tasks import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
+
+    return set(DBTaskResult.objects.filter(
+        task_path=task_named("analytics_refresh").module_path,
+        status__in=[TaskResultStatus.READY, TaskResultStatus.RUNNING],
+    ).order_by().values_list("status", flat=True).distinct())
+
+
+def analytics_request_refresh(*, delay_seconds: float = DEBOUNCE_SECONDS) -> bool:
+    """Queue a background refresh unless one is already waiting; True when one was queued.
+
+    Never raises a database error to the caller (a finishing duel must not fail because the
+    figures could not be queued); the next finished duel asks again.
+    """
+    try:
+        if analytics_refresh_pending():
+            return False
+        run_after = timezone.now() + timedelta(seconds=delay_seconds)
+        task_named("analytics_refresh").using(run_after=run_after).enqueue()
+    except DatabaseError:
+        logger.exception("could not queue an analytics refresh")
+        return False
+    return True
+
+
+def analytics_data_changed() -> bool:
+    """Rows the figures are computed from changed (an import, a finished duel, a transfer
+    upload): mark the snapshot stale and queue a background refresh. True when one was queued.
+
+    Called on `duels.signals.data_changed` (wired in `DuelsConfig.ready()`). Never raises a
+    database error (the change itself must not fail because of the figures).
+    """
+    try:
+        AnalyticsSnapshot.objects.filter(stale=False).update(stale=True)
+    except DatabaseError:
+        logger.exception("could not mark the analytics snapshot stale")
+    return analytics_request_refresh()

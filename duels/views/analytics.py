@@ -13,8 +13,12 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 from django_tasks import TaskResultStatus
 
-from duels.engine.queue import analytics_refresh_underway, analytics_request_refresh
-from duels.services.analytics import analytics_for_reader, analytics_latest_cached
+from duels.services.analytics import (
+    analytics_for_reader,
+    analytics_latest_cached,
+    analytics_refresh_underway,
+    analytics_request_refresh,
+)
 
 TABLE_ROWS = 60
 # A text cell starting with one of these is a formula to a spreadsheet.

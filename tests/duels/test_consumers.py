@@ -22,11 +22,12 @@ def application():
     return URLRouter(websocket_urlpatterns)
 
 
-async def connect(episode: Episode, user, *, since: int | None = None) -> WebsocketCommunicator:
+async def connect(episode: Episode, user, *, since: int | None = None,
+                  timeout: float = 1) -> WebsocketCommunicator:
     query = "" if since is None else f"?since={since}"
     communicator = WebsocketCommunicator(application(), f"/ws/episodes/{episode.uuid}/{query}")
     communicator.scope["user"] = user
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=timeout)
     assert connected
     return communicator
 
@@ -269,12 +270,43 @@ async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monk
     viewers = [await connect(episode, user) for _ in range(5)]
     for communicator in viewers:
         await receive_until(communicator, index=1)
+    caught_up = calls["news"]
+    assert 1 <= caught_up <= 5  # the catch-ups (viewers joining together share one)
     await asyncio.sleep(1.3)  # two poll rounds, nothing new
-    assert calls["news"] == 5  # the catch-ups only
+    assert calls["news"] == caught_up
     assert 1 <= calls["head"] <= 3  # one query per round for all five viewers
     await add_step(episode, 2)  # no doorbell: the shared poll finds it
     for communicator in viewers:
         indices, _, _ = await receive_until(communicator, index=2, timeout=2)
         assert indices == [2]
+    for communicator in viewers:
+        await communicator.disconnect()
+
+
+async def test_viewers_joining_together_share_one_catch_up_and_miss_no_doorbell(monkeypatch):
+    from duels import consumers
+
+    calls = {"news": 0, "state": 0}
+
+    def counting(name, function):
+        async def wrapper(*args):
+            calls[name] += 1
+            return await function(*args)
+        return wrapper
+
+    monkeypatch.setattr(consumers, "POLL_SECONDS", 60)  # only the doorbell brings step 31
+    monkeypatch.setattr(consumers, "_load_news", counting("news", consumers._load_news))
+    monkeypatch.setattr(consumers, "_load_state", counting("state", consumers._load_state))
+    user = await make_user()
+    episode = await make_episode(steps=30, status=Status.RUNNING)
+    joining = [asyncio.ensure_future(connect(episode, user, timeout=10)) for _ in range(20)]
+    await asyncio.sleep(0)  # the joins are under way when the step is stored and rung
+    await add_step(episode, 31, observation="bell 31")
+    await ring(episode, step_doorbell(episode, 31))
+    viewers = await asyncio.gather(*joining)
+    for communicator in viewers:
+        indices, _, _ = await receive_until(communicator, index=31)
+        assert indices == list(range(32))  # every step once, in order, the rung one included
+    assert calls["news"] < 10 and calls["state"] < 10  # not one read per viewer
     for communicator in viewers:
         await communicator.disconnect()

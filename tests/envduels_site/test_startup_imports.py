@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("numpy", "scipy", "datasketch", "plotly", "openai", "anthropic",
          "twisted.internet.reactor")
@@ -79,3 +81,35 @@ def test_system_checks_run_where_serving_starts_and_nowhere_else():
     assert len(ours) > len(checking) + 10
     assert all("--skip-checks" in child.argv
                for child in worker_children(concurrency=2, prefix="probe"))
+
+
+SETUP_PROBE = """
+import sys
+import django
+django.setup()
+print(",".join(sorted(name for name in {light!r} if name in sys.modules)) or "none")
+"""
+# What every command's start (`manage.py help` included) used to import and never used: the
+# sandbox's backends and session (the sandbox app's package loads them on first use) and the
+# analytics records (the environment model needs only the design hash).
+SETUP_UNUSED = ("sandbox_runner.backends", "sandbox_runner.session", "sandbox_runner.limits",
+                "duels.analytics.data")
+
+
+def test_django_setup_leaves_the_sandbox_backends_and_analytics_records_unimported(tmp_path):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "envduels_site.settings",
+           "ENVDUELS_VAR_DIR": str(tmp_path / "var")}
+    done = subprocess.run([sys.executable, "-c", SETUP_PROBE.format(light=SETUP_UNUSED)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "none", f"imported by django.setup(): {done.stdout.strip()}"
+
+
+def test_the_sandbox_package_still_hands_out_its_names():
+    import sandbox_runner
+    from sandbox_runner import SandboxError, SandboxLimits, open_sandbox  # noqa: F401
+
+    assert sandbox_runner.SandboxTimeout.__module__ == "sandbox_runner.errors"
+    assert set(sandbox_runner.__all__) <= set(dir(sandbox_runner))
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        sandbox_runner.nothing_here  # noqa: B018

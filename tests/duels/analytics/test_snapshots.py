@@ -6,10 +6,9 @@ import pytest
 from django.core.management import call_command
 from django_tasks_db.models import DBTaskResult
 
-from duels.engine.queue import analytics_request_refresh
 from duels.models import AnalyticsSnapshot, EnvironmentStatus, TransferResult
 from duels.selectors.analytics import analytics_input
-from duels.services.analytics import analytics_latest, analytics_refresh
+from duels.services.analytics import analytics_latest, analytics_refresh, analytics_request_refresh
 from duels.tasks import analytics_refresh_task
 
 pytestmark = pytest.mark.django_db

@@ -6,10 +6,10 @@ from duels.engine.duels import (
     duel_cancel,
     duel_create,
     duel_finalize_if_complete,
-    duel_rescore,
     duel_result,
 )
 from duels.models import Condition, Episode, Status
+from duels.rescoring import duel_rescore
 
 pytestmark = pytest.mark.django_db
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from django_tasks_db.models import DBTaskResult
 
-from duels.engine.queue import analytics_data_changed
 from duels.models import AnalyticsSnapshot
-from duels.services.analytics import analytics_refresh
+from duels.services.analytics import analytics_data_changed, analytics_refresh
 from duels.tasks import analytics_refresh_task
 
 pytestmark = pytest.mark.django_db
