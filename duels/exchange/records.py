@@ -22,22 +22,13 @@ from duels.bounds import (
     THINKING_CHARS,
     text_bound,
 )
+from duels.exchange.errors import ExchangeImportError
 from duels.exchange.export import FORMAT, KIND_ORDER, MODELS, SCHEMA, Field, iso_time
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
 from duels.exchange.team_records import TEAM_KINDS, team_record_check
 from duels.models import Provider, TargetKind, content_hash
 from duels.players.prompts import MAX_SOURCE_BYTES
 from duels.services.annotations import MAX_TAG_LENGTH, MAX_TAGS, MAX_TEXT_LENGTH
-
-
-class ExchangeImportError(Exception):
-    """The file cannot be imported; `line` is the 1-based line at fault."""
-
-    def __init__(self, message: str, *, line: int) -> None:
-        super().__init__(f"line {line}: {message}" if line else message)
-        self.line = line
-        self.detail = message
-
 
 # --- reading -----------------------------------------------------------------------------------
 

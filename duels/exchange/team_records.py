@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from duels.exchange.errors import ExchangeImportError
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
 from duels.services.queues import MAX_OVERLAP, MAX_PAIRS, MAX_QUEUE_DESIGNS
 from duels.services.rubrics import RubricError, rubric_clean_questions
@@ -21,8 +22,6 @@ _HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
 def _fail(message: str, line: int):
-    from duels.exchange.records import ExchangeImportError
-
     raise ExchangeImportError(message, line=line)
 
 

@@ -13,7 +13,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from duels.annotation_defaults import EXCLUDING_LABELS
-from duels.engine.queue import analytics_data_changed
 from duels.models import Adjudication, AnnotationQueue, Answer, QuestionKind, Rubric
 from duels.services.annotation_access import (
     QUEUE_DENIED,
@@ -21,6 +20,7 @@ from duels.services.annotation_access import (
     queue_can_annotate,
     queue_can_manage,
 )
+from duels.signals import data_changed
 
 MAX_ANSWER_TEXT = 10_000
 CHOICES = ("a", "b", "tie")
@@ -116,7 +116,8 @@ def answer_save(
             queue=queue, annotator=user, design=design, design_b=design_b,
             defaults={"rubric": queue.rubric, "values": clean, "choice": choice})
     if not queue.is_pairwise and _labels_count(queue.rubric):
-        analytics_data_changed()  # labels may now leave a design out of the figures
+        # Labels may now leave a design out of the figures.
+        data_changed.send(sender=Answer)
     return answer
 
 
@@ -140,5 +141,5 @@ def adjudication_save(
         defaults={"value": clean if clean is not None else [], "note": note.strip()[:2000],
                   "decided_by": user})
     if _labels_count(queue.rubric):
-        analytics_data_changed()
+        data_changed.send(sender=Adjudication)
     return adjudication
