@@ -254,7 +254,7 @@ async def test_viewers_of_one_episode_share_one_hub_and_each_get_every_step(monk
 async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monkeypatch):
     from duels import consumers
 
-    calls = {"news": 0, "head": 0}
+    calls = {"news": 0, "progress": 0}
 
     def counting(name, function):
         async def wrapper(*args):
@@ -263,7 +263,8 @@ async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monk
         return wrapper
 
     monkeypatch.setattr(consumers, "_load_news", counting("news", consumers._load_news))
-    monkeypatch.setattr(consumers, "_load_head", counting("head", consumers._load_head))
+    monkeypatch.setattr(consumers, "_load_progress",
+                        counting("progress", consumers._load_progress))
     user = await make_user()
     episode = await make_episode(steps=1, status=Status.RUNNING)
     viewers = [await connect(episode, user) for _ in range(5)]
@@ -271,7 +272,7 @@ async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monk
         await receive_until(communicator, index=1)
     await asyncio.sleep(1.3)  # two poll rounds, nothing new
     assert calls["news"] == 5  # the catch-ups only
-    assert 1 <= calls["head"] <= 3  # one query per round for all five viewers
+    assert 1 <= calls["progress"] <= 3  # one read per round for all five viewers
     await add_step(episode, 2)  # no doorbell: the shared poll finds it
     for communicator in viewers:
         indices, _, _ = await receive_until(communicator, index=2, timeout=2)
