@@ -206,11 +206,13 @@ class Watched:
     closed: dict | None = None  # the close code and reason when the end never came
 
 
-def viewers_saw_every_step(watched: Iterable[Watched], *, handshakes_failed: int = 0
-                            ) -> Invariant:
+def viewers_saw_every_step(watched: Iterable[Watched], *, handshakes_failed: int = 0,
+                            reconnects: int = 0) -> Invariant:
     """Every viewer of an episode that ended received each step after its `since` exactly as
     stored, in order (duplicates dropped by index, as clients do), and the episode's end.
-    Connections whose handshake never completed watched nothing; they are counted apart."""
+    A viewer whose connection dropped connected again after the highest index it had (as
+    clients are told to). Connections whose handshake never completed watched nothing; they
+    are counted apart."""
     watched = list(watched)
     stored = dict(Episode.objects.filter(uuid__in={w.episode for w in watched}).values_list(
         "uuid", "steps"))
@@ -233,8 +235,9 @@ def viewers_saw_every_step(watched: Iterable[Watched], *, handshakes_failed: int
     episodes = len({w.episode for w in watched})
     return Invariant("every viewer received every step in order", bool(watched) and not problems,
                      "; ".join([f"{len(watched)} viewers of {episodes} episodes, "
-                                f"{steps_seen} steps received, {handshakes_failed} handshakes "
-                                "not completed (tried again)", *problems[:SHOWN]]))
+                                f"{steps_seen} steps received, {reconnects} reconnections, "
+                                f"{handshakes_failed} handshakes not completed (tried again)",
+                                *problems[:SHOWN]]))
 
 
 @dataclass(frozen=True)

@@ -349,8 +349,9 @@ class Soak:
         invariants = [
             checks.duels_ended(), checks.episodes_complete(), checks.steps_once(),
             checks.billing_once(), checks.scores_recomputed(), checks.analytics_current(),
-            checks.viewers_saw_every_step(watched, handshakes_failed=viewers.get(
-                "handshakes failed", 0)),
+            checks.viewers_saw_every_step(
+                watched, handshakes_failed=viewers.get("handshakes failed", 0),
+                reconnects=viewers.get("reconnects", 0)),
             checks.memory_flat(self.rss, warm_up_until=WARM_UP * run_seconds),
             checks.database_linear(self.growth),
         ]

@@ -2,7 +2,8 @@
 
 Each viewer picks a running episode from the database, connects to
 `/ws/episodes/<uuid>/?since=N` (no `since`, 0, or the last or second-to-last stored index) and
-reads until the episode's `episode.status`; then another viewer takes its place. Every finished
+reads until the episode's `episode.status` (connecting again after the highest index received
+when the server drops it); then it takes another running episode. Every finished
 viewing is appended to `--out` as one JSON line (episode, since, step indices in arrival order,
 whether the end arrived). The process stops opening viewers when `--stop` exists and gives the
 open ones `--grace` seconds to end. It runs apart from Django (autobahn's asyncio client must
@@ -25,6 +26,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from web_bench import step_indices, watch  # noqa: E402
 
+RECONNECTS = 10  # a viewer gives up on an episode after this many dropped connections
 HANDSHAKE_SECONDS = 60.0  # a browser waits about as long before it gives up
 RUNNING = ("SELECT uuid::text, steps FROM duels_episode WHERE status = 'running' "
            "ORDER BY random() LIMIT 50")
@@ -49,8 +51,30 @@ class Picker:
             return []
 
 
+async def connect_once(*, port: int, cookie: str, episode: str, since: int | None,
+                       indices: list[int], counts: dict) -> tuple[bool, bool, dict]:
+    """One connection: (whether it opened, whether the end arrived, how it closed)."""
+    closed: dict = {}
+    opened: list[bool] = []
+    try:
+        ended = await watch(port, episode, cookie, lambda message, _at, sink=indices:
+                            sink.extend(step_indices(message)), since=since, closed=closed,
+                            handshake_timeout=HANDSHAKE_SECONDS,
+                            ready=lambda sink=opened: sink.append(True))
+    except OSError as error:
+        closed = {"reason": f"refused: {error}"}
+        ended = False
+    if not opened:
+        counts["handshakes failed"] += 1
+        reason = str(closed.get("reason") or "")[:120]
+        counts["why"][reason] = counts["why"].get(reason, 0) + 1
+    return bool(opened), bool(ended), closed
+
+
 async def viewer(*, port: int, cookie: str, picker: Picker, out, stop: Path,
                  rng: random.Random, counts: dict) -> None:
+    """Watch running episodes one after another. A connection the server drops is opened
+    again with `since` = the highest index received, as docs/websocket.md tells clients to."""
     # People arrive over a minute, not all in the same second.
     await asyncio.sleep(rng.uniform(0, 60))
     while not stop.exists():
@@ -61,29 +85,23 @@ async def viewer(*, port: int, cookie: str, picker: Picker, out, stop: Path,
         episode, steps = rng.choice(episodes)
         since = rng.choice([None, 0, max(0, steps - 1), steps])
         indices: list[int] = []
-        ended = False
-        closed: dict = {}
-        opened: list[bool] = []
-        opened_at = time.monotonic()
-        try:
-            ended = await watch(port, episode, cookie, lambda message, _at, sink=indices:
-                                sink.extend(step_indices(message)), since=since,
-                                closed=closed, handshake_timeout=HANDSHAKE_SECONDS,
-                                ready=lambda sink=opened: sink.append(True))
-        except OSError:
-            counts["refused"] += 1
-            await asyncio.sleep(rng.uniform(1, 5))
-            continue
-        if not opened:  # the handshake never completed: nothing was watched; try again later
-            counts["handshakes failed"] += 1
-            reason = str(closed.get("reason") or "")[:120]
-            counts["why"][reason] = counts["why"].get(reason, 0) + 1
+        opened, ended, closed = await connect_once(port=port, cookie=cookie, episode=episode,
+                                                  since=since, indices=indices, counts=counts)
+        if not opened:  # nothing was watched; try again later, maybe another episode
             await asyncio.sleep(rng.uniform(5, 15))
             continue
+        drops = []
+        while not ended and len(drops) < RECONNECTS:
+            drops.append(closed)
+            await asyncio.sleep(rng.uniform(1, 3))
+            resume = max(indices) if indices else since
+            _, ended, closed = await connect_once(port=port, cookie=cookie, episode=episode,
+                                                  since=resume, indices=indices, counts=counts)
         counts["watched"] += 1
-        record = {"episode": episode, "since": since, "indices": indices, "ended": bool(ended)}
-        if not ended:  # what the server said when it closed, for the report
-            record["closed"] = {**closed, "after_seconds": round(time.monotonic() - opened_at)}
+        counts["reconnects"] += len(drops)
+        record = {"episode": episode, "since": since, "indices": indices, "ended": ended}
+        if not ended:  # how the server closed the last try, for the report
+            record["closed"] = closed
         out.write(json.dumps(record) + "\n")
         out.flush()
 
@@ -91,7 +109,7 @@ async def viewer(*, port: int, cookie: str, picker: Picker, out, stop: Path,
 async def run(args: argparse.Namespace) -> None:
     picker = Picker(args.database)
     stop = Path(args.stop)
-    counts = {"watched": 0, "refused": 0, "handshakes failed": 0, "why": {}}
+    counts = {"watched": 0, "reconnects": 0, "handshakes failed": 0, "why": {}}
     rng = random.Random(args.seed)
     with open(args.out, "a") as out:
         tasks = [asyncio.create_task(viewer(port=args.port, cookie=args.cookie, picker=picker,
