@@ -114,7 +114,8 @@ class Soak:
             [sys.executable, "-m", "benchmarks.soak_parts.viewers", "--port", str(self.port),
              "--cookie", self.cookie, "--database", self.postgres.url,
              "--count", str(self.args.viewers), "--out", str(self.viewer_out),
-             "--stop", str(self.viewer_stop), "--seed", str(self.args.seed)],
+             "--stop", str(self.viewer_stop), "--seed", str(self.args.seed),
+             "--ramp", str(min(60.0, 0.2 * self.seconds))],
             cwd=ROOT, env=self.env, stdout=subprocess.PIPE,
             stderr=(logs / "viewers.log").open("ab"), text=True)
 

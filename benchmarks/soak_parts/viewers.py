@@ -72,11 +72,11 @@ async def connect_once(*, port: int, cookie: str, episode: str, since: int | Non
 
 
 async def viewer(*, port: int, cookie: str, picker: Picker, out, stop: Path,
-                 rng: random.Random, counts: dict) -> None:
+                 rng: random.Random, counts: dict, ramp: float) -> None:
     """Watch running episodes one after another. A connection the server drops is opened
     again with `since` = the highest index received, as docs/websocket.md tells clients to."""
-    # People arrive over a minute, not all in the same second.
-    await asyncio.sleep(rng.uniform(0, 60))
+    # People arrive over a while (`ramp` seconds), not all in the same second.
+    await asyncio.sleep(rng.uniform(0, ramp))
     while not stop.exists():
         episodes = await asyncio.to_thread(picker.running)
         if not episodes:
@@ -113,7 +113,8 @@ async def run(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     with open(args.out, "a") as out:
         tasks = [asyncio.create_task(viewer(port=args.port, cookie=args.cookie, picker=picker,
-                                            out=out, stop=stop, rng=rng, counts=counts))
+                                            out=out, stop=stop, rng=rng, counts=counts,
+                                            ramp=args.ramp))
                  for _ in range(args.count)]
         while not stop.exists():
             await asyncio.sleep(0.5)
@@ -132,6 +133,8 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--stop", required=True)
     parser.add_argument("--grace", type=float, default=60.0)
+    parser.add_argument("--ramp", type=float, default=60.0,
+                        help="seconds over which the viewers arrive")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     os.nice(5)  # the viewers measure the server; they should not starve it
