@@ -279,3 +279,29 @@ async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monk
         assert indices == [2]
     for communicator in viewers:
         await communicator.disconnect()
+
+
+async def test_viewers_of_several_episodes_share_one_poll_per_round(monkeypatch):
+    from duels import consumers
+
+    rounds = []
+
+    async def counting(episode_pks):
+        rounds.append(sorted(episode_pks))
+        return await original(episode_pks)
+
+    original = consumers._load_progress
+    monkeypatch.setattr(consumers, "_load_progress", counting)
+    user = await make_user()
+    episodes = [await make_episode(steps=1, status=Status.RUNNING) for _ in range(3)]
+    viewers = [await connect(episode, user) for episode in episodes]
+    for communicator in viewers:
+        await receive_until(communicator, index=1)
+    await asyncio.sleep(1.3)  # two poll rounds, nothing new
+    assert 1 <= len(rounds) <= 3  # one read per round for the three episodes, not three
+    assert sorted(e.pk for e in episodes) in rounds
+    await add_step(episodes[2], 2)  # no doorbell: the shared poll finds it
+    indices, _, _ = await receive_until(viewers[2], index=2, timeout=2)
+    assert indices == [2]
+    for communicator in viewers:
+        await communicator.disconnect()
