@@ -116,7 +116,7 @@ class SoakProvider(LoopbackServer):
         super().__init__(keep=200)
         self.scale = scale
         self.error_rate = error_rate
-        self.rate_limit = rate_limit  # requests per (60 s × scale), shared by every model
+        self.rate_limit = rate_limit  # per window: a minute × scale, at least 30 s; all models
         self.timeout_s = timeout_s  # the players' timeout, unscaled
         self.median_s, self.tail_s = median_s, tail_s
         self.counts: Counter[str] = Counter()
@@ -138,7 +138,8 @@ class SoakProvider(LoopbackServer):
     def _rate_limited(self) -> float | None:
         """Seconds until the shared window has room, or None when this request fits."""
         now = time.monotonic()
-        window = 60.0 * self.scale
+        # Not shorter than 30 s: a short run's engine is too slow to fill a window of seconds.
+        window = 60.0 * max(self.scale, 0.5)
         with self._policy_lock:
             while self._window and self._window[0] <= now - window:
                 self._window.popleft()
