@@ -14,7 +14,7 @@ ENVDUELS_BUILTIN_LATENCY_MS ?= 400
 UV_VERSION := 0.13.9
 UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(BIN)/uv
 
-.PHONY: run test test-durations install lock lint check-migrations bench clean screenshots
+.PHONY: run test test-durations install lock lint check-migrations bench soak clean screenshots
 
 # Where PYTHONDONTWRITEBYTECODE is set, Python never caches compiled modules, so every process
 # (each test worker, each subprocess a test starts) would compile Django, SciPy and the rest from
@@ -83,6 +83,13 @@ bench: install
 	$(BIN)/python benchmarks/exchange_bench.py
 	$(BIN)/python benchmarks/validation_bench.py
 	$(BIN)/python benchmarks/analytics_bench.py
+
+# A long tournament under every fault at once, invariants checked at the end
+# (docs/operations.md). Needs root, PostgreSQL's server binaries, redis-server and bubblewrap;
+# starts its own PostgreSQL and Redis. SOAK_MINUTES=2 for a quick look.
+SOAK_MINUTES ?= 30
+soak: install
+	$(BIN)/python benchmarks/soak.py --minutes $(SOAK_MINUTES)
 
 clean:
 	rm -rf $(VENV) var/staticfiles .pytest_cache .ruff_cache

@@ -145,9 +145,13 @@ def session_cookie(user) -> str:
     return client.cookies["sessionid"].value
 
 
-async def watch(port: int, episode_uuid: str, cookie: str, on_message, *, ready=None) -> None:
-    """Open one websocket to the episode stream; call on_message(message, received_at) until
-    the episode.status message (or until cancelled)."""
+async def watch(port: int, episode_uuid: str, cookie: str, on_message, *, ready=None,
+                since: int | None = None, closed: dict | None = None,
+                handshake_timeout: float = 120.0) -> bool:
+    """Open one websocket to the episode stream (after step `since`, when given); call
+    on_message(message, received_at) until the episode.status message (or until cancelled).
+    Return whether that message came before the connection closed (whose code and reason go
+    into `closed`, when given)."""
     from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientProtocol
 
     loop = asyncio.get_running_loop()
@@ -167,18 +171,22 @@ async def watch(port: int, episode_uuid: str, cookie: str, on_message, *, ready=
                 self.sendClose()
 
         def onClose(self, was_clean, code, reason):  # noqa: N802
+            if closed is not None:
+                closed.update(code=code, reason=reason, clean=was_clean)
             if not done.done():
                 done.set_result(False)
 
     url = f"ws://127.0.0.1:{port}/ws/episodes/{episode_uuid}/"
+    if since is not None:
+        url += f"?since={since}"
     factory = WebSocketClientFactory(
         url, headers={"Cookie": f"sessionid={cookie}", "Origin": f"http://127.0.0.1:{port}"}
     )
     factory.protocol = Viewer
     # The server is trusted here: skip UTF-8 validation so the measuring process stays light.
-    factory.setProtocolOptions(utf8validateIncoming=False, openHandshakeTimeout=120)
+    factory.setProtocolOptions(utf8validateIncoming=False, openHandshakeTimeout=handshake_timeout)
     await loop.create_connection(factory, "127.0.0.1", port)
-    await done
+    return await done
 
 
 def step_indices(message: dict) -> list[int]:

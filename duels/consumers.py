@@ -46,6 +46,7 @@ from duels.selectors.episodes import (
     EpisodeState,
     episode_state,
     episode_steps_after,
+    episodes_progress,
 )
 from duels.services.api_tokens import api_token_authenticate
 from envduels_site.origins import bearer_token
@@ -61,7 +62,14 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 
 
-@database_sync_to_async
+def _read(function):
+    """Run a read-only query in the worker thread pool. By default Channels runs every
+    database call of every consumer of a process on one thread, one after another: under a
+    hundred viewers new connections waited there past Daphne's 5-second accept limit."""
+    return database_sync_to_async(function, thread_sensitive=False)
+
+
+@_read
 def _load_state(episode_uuid: str) -> EpisodeState | None:
     return episode_state(episode_uuid=episode_uuid)
 
@@ -79,7 +87,7 @@ async def _load_state_shared(episode_uuid: str) -> EpisodeState | None:
     return await asyncio.shield(load)
 
 
-@database_sync_to_async
+@_read
 def _load_news(episode_uuid: str, episode_pk: int, since: int) -> tuple[EpisodeState, list]:
     """The status first, then the steps: a status read as ended guarantees every step of the
     episode is already stored (the worker writes its last step before ending the episode)."""
@@ -87,11 +95,9 @@ def _load_news(episode_uuid: str, episode_pk: int, since: int) -> tuple[EpisodeS
     return state, episode_steps_after(episode_pk=episode_pk, since=since, limit=BATCH_SIZE)
 
 
-@database_sync_to_async
-def _load_head(episode_uuid: str, episode_pk: int, since: int) -> tuple[EpisodeState, list]:
-    """The status and the first step after `since`, if any: is there news for someone?"""
-    state = episode_state(episode_uuid=episode_uuid)
-    return state, episode_steps_after(episode_pk=episode_pk, since=since, limit=1)
+@_read
+def _load_progress(episode_pks: list[int]) -> dict[int, tuple[bool, int]]:
+    return episodes_progress(episode_pks=episode_pks)
 
 
 async def _viewer(scope: dict):
@@ -118,10 +124,12 @@ class EpisodeHub:
     to every viewer that is at the same point of the stream."""
 
     hubs: dict[tuple[asyncio.AbstractEventLoop, str], EpisodeHub] = {}
+    pollers: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
 
-    def __init__(self, layer, episode_uuid: str) -> None:
+    def __init__(self, layer, episode_uuid: str, episode_pk: int) -> None:
         self.layer = layer
         self.episode_uuid = episode_uuid
+        self.episode_pk = episode_pk
         self.group = f"episode.{episode_uuid}"
         self.key = (asyncio.get_running_loop(), episode_uuid)
         self.viewers: set[EpisodeConsumer] = set()
@@ -132,14 +140,16 @@ class EpisodeHub:
         self.recent: deque[tuple[int, str]] = deque(maxlen=RECENT_STEPS)
         self.reads: dict[int, asyncio.Future] = {}
         self.task = asyncio.create_task(self.run())
-        self.poller = asyncio.create_task(self.poll())
+        loop = self.key[0]
+        if loop not in self.pollers:
+            self.pollers[loop] = asyncio.create_task(EpisodeHub.poll(loop))
 
     @classmethod
     async def join(cls, layer, episode_uuid: str, viewer: EpisodeConsumer) -> EpisodeHub:
         key = (asyncio.get_running_loop(), episode_uuid)
         hub = cls.hubs.get(key)
         if hub is None:
-            hub = cls.hubs[key] = cls(layer, episode_uuid)
+            hub = cls.hubs[key] = cls(layer, episode_uuid, viewer.episode_pk)
         hub.viewers.add(viewer)
         for index, item in hub.recent:  # what a shared read that began earlier may lack
             viewer.take_step(index, item)
@@ -151,7 +161,12 @@ class EpisodeHub:
         if not self.viewers:
             if self.hubs.get(self.key) is self:
                 del self.hubs[self.key]
-            for task in (self.task, self.poller, self.flusher):
+            loop = self.key[0]
+            if not any(key[0] is loop for key in self.hubs):
+                poller = self.pollers.pop(loop, None)
+                if poller is not None:
+                    poller.cancel()
+            for task in (self.task, self.flusher):
                 if task is not None:
                     task.cancel()
 
@@ -226,39 +241,52 @@ class EpisodeHub:
         the same `since` while the read runs."""
         read = self.reads.get(since)
         if read is None:
-            read = self.reads[since] = asyncio.ensure_future(self._read(episode_pk, since))
+            read = self.reads[since] = asyncio.ensure_future(self._read_news(episode_pk, since))
             read.add_done_callback(lambda _: self.reads.pop(since, None))
         return await asyncio.shield(read)
 
-    async def _read(self, episode_pk: int, since: int):
+    async def _read_news(self, episode_pk: int, since: int):
         state, rows = await _load_news(self.episode_uuid, episode_pk, since)
         items = [(row["index"], json.dumps(step_message(self.episode_uuid, row)))
                  for row in rows]
         return state, items, len(rows) >= BATCH_SIZE
 
-    async def poll(self) -> None:
-        """Every POLL_SECONDS without a doorbell, one query for all viewers: wake those
-        behind the first stored step after the most-behind viewer, or all when it ended."""
+    @classmethod
+    async def poll(cls, loop: asyncio.AbstractEventLoop) -> None:
+        """Every POLL_SECONDS, one pair of queries for every hub of this event loop that heard
+        no doorbell meanwhile (a query per hub was most of a busy server's work)."""
         while True:
             await asyncio.sleep(POLL_SECONDS)
-            watching = [viewer for viewer in self.viewers if not viewer.ended]
-            if not watching or time.monotonic() - self.last_doorbell < POLL_SECONDS:
+            now = time.monotonic()
+            due = [hub for key, hub in list(cls.hubs.items())
+                   if key[0] is loop and hub.quiet(now)]
+            if not due:
                 continue
-            viewer = watching[0]
             try:
-                state, rows = await _load_head(self.episode_uuid, viewer.episode_pk,
-                                               min(v.last_index for v in watching))
+                progress = await _load_progress([hub.episode_pk for hub in due])
             except Exception:
-                logger.warning("episode hub %s: poll failed", self.group, exc_info=True)
+                logger.warning("episode hubs: poll failed", exc_info=True)
                 continue
-            if state is None or not (rows or state.is_done):
-                continue
-            for viewer in watching:
-                if state.is_done:
-                    viewer.recheck = True
-                else:
-                    viewer.known = max(viewer.known, rows[0]["index"])
-            self.schedule()
+            for hub in due:
+                if hub.episode_pk in progress:
+                    hub.take_progress(*progress[hub.episode_pk])
+
+    def quiet(self, now: float) -> bool:
+        """Someone is watching and no doorbell came in the last POLL_SECONDS."""
+        return now - self.last_doorbell >= POLL_SECONDS and any(
+            not viewer.ended for viewer in self.viewers)
+
+    def take_progress(self, ended: bool, last_index: int) -> None:
+        """Wake the viewers behind `last_index`, or all of them when the episode ended."""
+        watching = [viewer for viewer in self.viewers if not viewer.ended]
+        if not watching or not (ended or last_index > min(v.last_index for v in watching)):
+            return
+        for viewer in watching:
+            if ended:
+                viewer.recheck = True
+            else:
+                viewer.known = max(viewer.known, last_index)
+        self.schedule()
 
     def schedule(self) -> None:
         """Flush now if no frame went out in the last window, else at the window's end."""

@@ -100,13 +100,16 @@ def _setter_call(
                                  messages=_bounded_messages(messages), error=str(exc)[:2000])
         raise
     cost = completion_cost(player=player, completion=completion)
-    ModelCall.objects.create(
-        duel=duel, player=player, role=role, messages=_bounded_messages(messages),
-        reply=text_bound(completion.text, limit=SETTER_REPLY_CHARS),
-        input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
-        latency_ms=completion.latency_ms, cost=cost,
-    )
-    duel_charge(duel=duel, cost=cost)
+    # The call and its charge are stored together: a database restart or a killed worker
+    # between the two left a stored call its duel and tournament never paid for.
+    with transaction.atomic():
+        ModelCall.objects.create(
+            duel=duel, player=player, role=role, messages=_bounded_messages(messages),
+            reply=text_bound(completion.text, limit=SETTER_REPLY_CHARS),
+            input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
+            latency_ms=completion.latency_ms, cost=cost,
+        )
+        duel_charge(duel=duel, cost=cost)
     return completion
 
 

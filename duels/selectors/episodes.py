@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from uuid import UUID
 
-from django.db.models import QuerySet
+from django.db.models import Max, QuerySet
 from django.shortcuts import get_object_or_404
 
-from duels.models import Condition, Episode, Step
+from duels.models import DONE_STATUSES, Condition, Episode, Step
 from duels.models.episodes import step_is_format_reminder
 from duels.selectors.episode_end import episode_end_summary
 
@@ -265,3 +265,13 @@ def episode_recent_pairs(*, limit: int = 12) -> list[dict]:
     return [
         {"unhinted": pairs[key], "hinted": keys[key]} for key in keys if key in pairs
     ]
+
+
+def episodes_progress(*, episode_pks: list[int]) -> dict[int, tuple[bool, int]]:
+    """For each episode: (ended, highest stored step index or -1), in two queries whatever the
+    number of episodes. Statuses are read first, so an ended episode's steps are all counted."""
+    ended = {pk: status in DONE_STATUSES for pk, status in Episode.objects.filter(
+        pk__in=episode_pks).values_list("pk", "status")}
+    last = dict(Step.objects.filter(episode_id__in=list(ended)).values("episode_id")
+                .annotate(last=Max("index")).values_list("episode_id", "last"))
+    return {pk: (done, last.get(pk, -1)) for pk, done in ended.items()}

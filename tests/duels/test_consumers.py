@@ -255,7 +255,7 @@ async def test_viewers_of_one_episode_share_one_hub_and_each_get_every_step(monk
 async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monkeypatch):
     from duels import consumers
 
-    calls = {"news": 0, "head": 0}
+    calls = {"news": 0, "progress": 0}
 
     def counting(name, function):
         async def wrapper(*args):
@@ -264,7 +264,8 @@ async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monk
         return wrapper
 
     monkeypatch.setattr(consumers, "_load_news", counting("news", consumers._load_news))
-    monkeypatch.setattr(consumers, "_load_head", counting("head", consumers._load_head))
+    monkeypatch.setattr(consumers, "_load_progress",
+                        counting("progress", consumers._load_progress))
     user = await make_user()
     episode = await make_episode(steps=1, status=Status.RUNNING)
     viewers = [await connect(episode, user) for _ in range(5)]
@@ -274,7 +275,7 @@ async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monk
     assert 1 <= caught_up <= 5  # the catch-ups (viewers joining together share one)
     await asyncio.sleep(1.3)  # two poll rounds, nothing new
     assert calls["news"] == caught_up
-    assert 1 <= calls["head"] <= 3  # one query per round for all five viewers
+    assert 1 <= calls["progress"] <= 3  # one read per round for all five viewers
     await add_step(episode, 2)  # no doorbell: the shared poll finds it
     for communicator in viewers:
         indices, _, _ = await receive_until(communicator, index=2, timeout=2)
@@ -308,5 +309,31 @@ async def test_viewers_joining_together_share_one_catch_up_and_miss_no_doorbell(
         indices, _, _ = await receive_until(communicator, index=31)
         assert indices == list(range(32))  # every step once, in order, the rung one included
     assert calls["news"] < 10 and calls["state"] < 10  # not one read per viewer
+    for communicator in viewers:
+        await communicator.disconnect()
+
+
+async def test_viewers_of_several_episodes_share_one_poll_per_round(monkeypatch):
+    from duels import consumers
+
+    rounds = []
+
+    async def counting(episode_pks):
+        rounds.append(sorted(episode_pks))
+        return await original(episode_pks)
+
+    original = consumers._load_progress
+    monkeypatch.setattr(consumers, "_load_progress", counting)
+    user = await make_user()
+    episodes = [await make_episode(steps=1, status=Status.RUNNING) for _ in range(3)]
+    viewers = [await connect(episode, user) for episode in episodes]
+    for communicator in viewers:
+        await receive_until(communicator, index=1)
+    await asyncio.sleep(1.3)  # two poll rounds, nothing new
+    assert 1 <= len(rounds) <= 3  # one read per round for the three episodes, not three
+    assert sorted(e.pk for e in episodes) in rounds
+    await add_step(episodes[2], 2)  # no doorbell: the shared poll finds it
+    indices, _, _ = await receive_until(viewers[2], index=2, timeout=2)
+    assert indices == [2]
     for communicator in viewers:
         await communicator.disconnect()

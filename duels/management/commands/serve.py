@@ -15,12 +15,17 @@ from django.core.management.base import BaseCommand, CommandError
 
 from duels.engine.supervisor import Child, Supervisor, worker_children
 
+# Seconds a websocket may take to be accepted. Daphne's default (5) refused most of a hundred
+# viewers arriving together on a busy machine (found by the soak run); a browser waits longer.
+WEBSOCKET_CONNECT_TIMEOUT = 30
+
 
 def daphne_argv(*, host: str, port: int) -> list[str]:
     """Daphne's command line. Never `--proxy-headers`: Daphne would take the client address from
     the first X-Forwarded-For entry, which any client writes; the application reads the entry a
     trusted proxy appended instead (ENVDUELS_TRUSTED_PROXIES, duels.account_forms)."""
     return [sys.executable, "-m", "daphne", "-b", host, "-p", str(port),
+            "--websocket_connect_timeout", str(WEBSOCKET_CONNECT_TIMEOUT),
             "envduels_site.asgi:application"]
 
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -46,7 +48,8 @@ OPENAI_PATH = "/v1/chat/completions"
 
 @dataclass(frozen=True)
 class Fault:
-    """What the server does with one request: `kind` is ok, status, hang, malformed or empty."""
+    """What the server does with one request: `kind` is ok, status, hang, reset (the
+    connection is closed with a TCP reset before any byte is sent), malformed or empty."""
 
     kind: str
     text: str = "ACTION: ready"
@@ -95,6 +98,10 @@ def server_error(status: int = 500, *, body: str = "") -> Fault:
 def hang(seconds: float) -> Fault:
     """Answer nothing for `seconds` (longer than the client's timeout), then give up."""
     return Fault("hang", delay_s=seconds)
+
+
+def connection_reset() -> Fault:
+    return Fault("reset")
 
 
 def malformed() -> Fault:
@@ -254,10 +261,12 @@ def error_body(path: str, status: int, message: str) -> dict[str, Any]:
 class LoopbackServer:
     """A threaded HTTP server on 127.0.0.1 with a queue of scripted faults (default: reply)."""
 
-    def __init__(self, *, count_tokens: bool = False) -> None:
+    def __init__(self, *, count_tokens: bool = False, keep: int | None = None) -> None:
+        """`keep` bounds how many requests are remembered (all of them by default)."""
         self.count_tokens = count_tokens
         self.cache = PromptCache()
-        self.received: list[Received] = []
+        self.received: list[Received] | deque[Received] = (
+            [] if keep is None else deque(maxlen=keep))
         self.in_flight = 0
         self.max_in_flight = 0
         self._faults: deque[Fault] = deque()
@@ -288,7 +297,8 @@ class LoopbackServer:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
-    def _next_fault(self) -> Fault:
+    def _next_fault(self, request: dict[str, Any]) -> Fault:
+        """The fault for `request`: the next scripted one (a subclass may decide by the request)."""
         with self._lock:
             return self._faults.popleft() if self._faults else reply()
 
@@ -325,16 +335,14 @@ class LoopbackServer:
                     body = json.loads(raw)
                 except ValueError:
                     body = None
+                seen = Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body,
+                                raw)
                 with server._lock:
-                    server.received.append(
-                        Received(
-                            self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw
-                        )
-                    )
+                    server.received.append(seen)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
-                    self._answer(server._next_fault(), body or {}, server.received[-1])
+                    self._answer(server._next_fault(body or {}), body or {}, seen)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout tests)
                 finally:
@@ -374,6 +382,11 @@ class LoopbackServer:
                 self.wfile.flush()
 
             def _answer(self, fault: Fault, request: dict[str, Any], seen: Received) -> None:
+                if fault.kind == "reset":
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    return
                 if fault.kind == "hang":
                     server._stopping.wait(fault.delay_s)
                     self.close_connection = True
