@@ -31,9 +31,10 @@ from duels.exchange.site.pages import (
     with_notes_panel,
     without_setter_calls,
 )
-from duels.exchange.site.replays import BUNDLE_NAME, episode_record, replay_bundle
+from duels.exchange.site.replays import BUNDLE_NAME, episode_records, replay_bundle
 from duels.models import Duel, Environment, Episode
 from duels.selectors.dashboard import leaderboard_split
+from duels.selectors.episodes import episode_compare
 from duels.selectors.site_summary import site_figures, site_gain_table, site_tournaments
 from duels.templatetags.duels_format import costs_withheld
 
@@ -95,7 +96,6 @@ def site_export(*, tournament_uuids: list[str | UUID], out: Path,
     """Write the published copy of these tournaments into the folder `out` (new or empty)."""
     from duels.views.duels_pages import duel_detail
     from duels.views.environments import environment_detail
-    from duels.views.episodes import compare
     from duels.views.glossary import glossary
     from duels.views.tournaments import tournament_detail
 
@@ -137,14 +137,21 @@ def site_export(*, tournament_uuids: list[str | UUID], out: Path,
                         f"/environments/{environment.uuid}/", environment_uuid=environment.uuid,
                         adjust=lambda html, e=environment: with_notes_panel(
                             html, environment=e, notes=not leave.notes, extra=writer._extra()))
-        for episode in episodes:
-            context = {"episode": episode, "notes_shown": not leave.notes,
-                       "record": (record := episode_record(episode=episode, leave=leave)),
+        for episode, record in episode_records(episodes=episodes, leave=leave):
+            context = {"episode": episode, "notes_shown": not leave.notes, "record": record,
                        "bundle": {"episodes": [record]}}
             writer.template(f"episodes/{episode.uuid}.html", "duels/site/episode.html", context,
                             f"/episodes/{episode.uuid}/")
+        by_uuid = {str(episode.uuid): episode for episode in episodes}
         for (unhinted, hinted), relative in site.pairs.items():
-            writer.view(relative, compare, "/compare/", query={"a": unhinted, "b": hinted})
+            left, right = by_uuid[unhinted], by_uuid[hinted]
+            # The compare page's own template and selector; its solver/seed picker is a form
+            # (not in a copy), so it gets no choices.
+            context = {"left": left, "right": right,
+                       "comparison": episode_compare(left=left, right=right),
+                       "picker_solvers": [], "picker_seeds": [], "same_environment": True}
+            writer.template(relative, "duels/episodes/compare.html", context,
+                            f"/compare/?a={unhinted}&b={hinted}")
     writer.bytes += _static_copy(out, site, leave)
     return SiteReport(out=out, pages=writer.pages, episodes=len(episodes), bytes=writer.bytes)
 
