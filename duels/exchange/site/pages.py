@@ -147,6 +147,8 @@ def page_clean(html: str, *, depth: int, site: SiteMap, leave: Leave) -> str:
     html = _HTMX_ATTR.sub("", html)
     if leave.reasoning:
         html = _THINKING.sub("", html)
+    if leave.costs:  # the replay timeline offers no cost to draw or sum
+        html = html.replace('<option value="cost">cost</option>', "")
     if leave.notes:
         html = _GUTTER_NOTES.sub('<td class="gutter-notes"></td>', html)
     prefix = "../" * depth
