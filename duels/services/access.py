@@ -27,3 +27,13 @@ def tournament_can_cancel(
 ) -> bool:
     """True when `user` is staff."""
     return bool(user.is_authenticated and user.is_staff)
+
+
+TOURNAMENT_PUBLISH_DENIED = "Only staff may publish a tournament as a static site."
+
+
+def tournament_can_publish(
+    *, tournament: Tournament, user: AbstractBaseUser | AnonymousUser
+) -> bool:
+    """True when `user` is staff (a published copy shows every duel, note and cost)."""
+    return bool(user.is_authenticated and user.is_staff)
