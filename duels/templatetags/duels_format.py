@@ -182,3 +182,14 @@ def query_with(context, **changes) -> str:
             params[key] = value
     encoded = params.urlencode()
     return f"?{encoded}" if encoded else "?"
+
+
+@register.simple_tag
+def episode_end(episode) -> dict | None:
+    """How an ended episode ended, as the replay's banner says it (`{"kind", "title",
+    "detail"}`; None while it runs): a normal loss is `lost`, never an error."""
+    from duels.selectors.episode_end import episode_end_summary
+
+    return episode_end_summary(status=episode.status, success=episode.success,
+                               end_reason=episode.end_reason, error=episode.error,
+                               steps=episode.steps)
