@@ -93,3 +93,30 @@ def test_readme_prerequisites_use_dot_venv_only_after_it_is_made():
     for match in re.finditer(r"\.venv/bin/", section):
         before = section[:match.start()]
         assert "make install" in before or "make run" in before, section
+
+
+def test_import_errors_show_beside_the_form_that_failed(client, staff):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(staff)
+
+    def boxes(response) -> tuple[str, str]:
+        page = response.content.decode()
+        exchange = page.split('id="import-exchange"')[1].split("</form>")[0]
+        transfer = page.split('id="import-transfer"')[1].split("</form>")[0]
+        return exchange, transfer
+
+    bad_file = SimpleUploadedFile("bad.jsonl", b'{"format": "nope"}\n')
+    response = client.post("/import/", {"file": bad_file})
+    assert response.status_code == 400
+    exchange, transfer = boxes(response)
+    assert "nothing was imported" in exchange and "nothing was imported" not in transfer
+    bad_csv = SimpleUploadedFile("t.csv", b"learner,environment\nx,y\n")
+    response = client.post("/import/", {"csv_file": bad_csv})
+    assert response.status_code == 400
+    exchange, transfer = boxes(response)
+    assert "nothing was imported" in transfer and "nothing was imported" not in exchange
+    # An empty upload is refused in its own box too.
+    response = client.post("/import/", {"file": SimpleUploadedFile("e.jsonl", b"")})
+    exchange, transfer = boxes(response)
+    assert "empty" in exchange and "empty" not in transfer
