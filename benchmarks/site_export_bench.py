@@ -119,7 +119,10 @@ def run(episodes: int) -> dict:
 
 
 def main() -> int:
+    load_before = os.getloadavg()[0]
     small, large = run(100), run(1_000)
+    print(f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
+          f"({os.cpu_count()} CPUs): wall time counts the waits for a shared CPU, CPU time not")
     for result in (small, large):
         print(f"{result['episodes']:>5,} episodes ({result['steps']:,} stored steps, "
               f"{result['pages']:,} pages): {result['seconds']:.1f} s wall, "
