@@ -53,15 +53,15 @@ class DuelFilterForm(forms.Form):
     )
     status = forms.ChoiceField(choices=_blank_choices(Status.choices), required=False)
     date_from = forms.DateField(
-        required=False, label="from", widget=forms.DateInput(attrs={"type": "date"})
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
     )
     date_to = forms.DateField(
-        required=False, label="to", widget=forms.DateInput(attrs={"type": "date"})
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
     )
     q = forms.CharField(
         required=False,
         max_length=200,
-        label="search",
+        label="Search",
         widget=forms.SearchInput(attrs={"placeholder": "environment title or transcript text"}),
     )
 
@@ -94,26 +94,26 @@ class EnvironmentFilterForm(forms.Form):
     family = forms.CharField(required=False, max_length=60)
     tag = forms.CharField(required=False, max_length=60)
     status = forms.ChoiceField(
-        choices=_blank_choices(EnvironmentStatus.choices), required=False, label="validity"
+        choices=_blank_choices(EnvironmentStatus.choices), required=False, label="Validity"
     )
     gain_min = forms.FloatField(
         required=False,
         min_value=-1,
         max_value=1,
-        label="hint gain ≥",
+        label="Hint gain ≥",
         widget=forms.NumberInput(attrs={"step": "0.05"}),
     )
     gain_max = forms.FloatField(
         required=False,
         min_value=-1,
         max_value=1,
-        label="hint gain ≤",
+        label="Hint gain ≤",
         widget=forms.NumberInput(attrs={"step": "0.05"}),
     )
-    q = forms.CharField(required=False, max_length=200, label="title")
+    q = forms.CharField(required=False, max_length=200, label="Title")
     sort = forms.ChoiceField(
         choices=[(key, label) for key, (label, _) in ENVIRONMENT_SORTS.items()],
-        required=False, label="order",
+        required=False, label="Order",
     )
 
     def filters(self) -> EnvironmentFilters:
@@ -141,7 +141,8 @@ class DuelTriggerForm(forms.Form):
         queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player B"
     )
     attempts = forms.IntegerField(
-        min_value=1, max_value=32, initial=4, help_text="Seeds per condition."
+        min_value=1, max_value=32, initial=4, label="Seeds per condition",
+        help_text="The same seeds 0…k−1 are played without and with the hint.",
     )
     observe = forms.BooleanField(required=False, help_text="Setters see digests of earlier duels.")
     cost_cap = forms.FloatField(

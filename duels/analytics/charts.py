@@ -66,8 +66,10 @@ def _forest(labels: list[str], values: list, lows: list, highs: list, *, name: s
 
 
 def ratings_figure(ratings: list[dict]) -> dict:
-    """Ranked players only in the chart; those without an interval listed apart."""
-    rows = sorted((r for r in ratings if r["rank"] is not None), key=lambda r: r["rating"])
+    """Every player with an interval in the chart (the table's rank is empty below the duels
+    a rank needs, as on the leaderboard); those without an interval listed apart."""
+    rows = sorted((r for r in ratings if r["low"] is not None and r["high"] is not None),
+                  key=lambda r: r["rating"])
     traces = _forest([r["player"] for r in rows], [r["rating"] for r in rows],
                      [r["low"] for r in rows], [r["high"] for r in rows],
                      name="rating", axis_title="1000", reference=1000.0)
@@ -78,7 +80,7 @@ def ratings_figure(ratings: list[dict]) -> dict:
         ["rank", "player", "rating", "low", "high", "duels"],
         [[r["rank"], r["player"], r["rating"], r["low"], r["high"], r["duels"]] for r in ratings],
         apart=[{"player": r["player"], "reason": f"too few duels for an interval ({r['duels']})"}
-               for r in ratings if r["rank"] is None],
+               for r in ratings if r["low"] is None or r["high"] is None],
     )
 
 

@@ -27,6 +27,7 @@ MIN_CONVERGENCE_AUTHORS = 3
 # A random tournament of n players is fully transitive with probability n!/2^C(n,2): 37% for 4,
 # 12% for 5, 2% for 6. Below 6 players order arises by chance too often to support the claim.
 MIN_TRANSITIVE_PLAYERS = 6
+MIN_DIVERGENCE_PLAYERS = 3  # two rankings of fewer players say nothing about who leads both
 
 
 def _finding(id: str, claim: str, verdict: str, *, key: str, label: str, value, n: int,
@@ -84,10 +85,13 @@ def finding_solver_not_setter(result: dict) -> dict:
     """(1) The strongest solver is not the strongest setter."""
     claim = "The strongest solver is not the strongest setter."
     irt = result.get("irt") or {}
-    if irt:
+    joint = irt.get("divergence") or {}
+    if (joint.get("players") or 0) >= MIN_DIVERGENCE_PLAYERS:
         # The joint model's Solve and Author ratings: who met whom is accounted for. Only
         # ranked players count (enough data for an interval); the others are listed apart.
-        divergence = irt.get("divergence") or {}
+        # While fewer than three are ranked in both roles, the duel-level rankings decide (the
+        # figure the page shows is always the one the verdict used).
+        divergence = joint
         label = "share of resamples where the top Solve rating is not the top Author rating"
         method = (f"none: the figure is itself a probability over {irt['fit']['resamples']} "
                   "bootstrap resamples of environments (stratified by author); players with "
@@ -101,7 +105,7 @@ def finding_solver_not_setter(result: dict) -> dict:
     n = divergence.get("players") or 0
     kwargs = {"key": "p_top_differs", "label": label, "value": p, "n": n,
               "n_of": "players who both set and solved", "interval": _no_interval(method)}
-    if p is None or n < 3:
+    if p is None or n < MIN_DIVERGENCE_PLAYERS:
         finding = _finding("solver_not_setter", claim, NOT_ENOUGH, **kwargs,
                            needs="finished duels in which at least three players have both set "
                                  "and solved environments")

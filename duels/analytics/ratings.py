@@ -30,6 +30,7 @@ from duels.analytics.intervals import (
     bootstrap_counts,
     widened_draws,
 )
+from duels.analytics.ranking_rule import MIN_DUELS_TO_RANK
 
 SCALE = 400 / math.log(10)
 ANCHOR = 1000.0
@@ -99,18 +100,22 @@ def to_rating(theta: np.ndarray) -> np.ndarray:
     return ANCHOR + SCALE * (theta - theta.mean(axis=-1, keepdims=True))
 
 
-def interval_ranks(rating: np.ndarray, low: np.ndarray, high: np.ndarray) -> list[int | None]:
-    """1 + the number of players whose whole interval lies above this player's interval.
-
-    A player without an interval (too few duels) is not ranked (None): with no measure of its
-    uncertainty it could otherwise share first place with everyone on one lucky duel.
-    """
-    return [int(1 + np.sum(low > high[i])) if np.isfinite(high[i]) else None
-            for i in range(len(rating))]
-
-
 MIN_GAMES_FOR_INTERVALS = 3
 MIN_DUELS_FOR_INTERVAL = 2
+
+
+def interval_ranks(rating: np.ndarray, low: np.ndarray, high: np.ndarray,
+                   duels: np.ndarray | None = None) -> list[int | None]:
+    """1 + the number of players whose whole interval lies above this player's interval.
+
+    A player without an interval, or with fewer than MIN_DUELS_TO_RANK duels, is not ranked
+    (None): with little measure of its uncertainty it could otherwise share first place with
+    everyone on one lucky duel.
+    """
+    enough = (np.ones(len(rating), dtype=bool) if duels is None
+              else np.asarray(duels) >= MIN_DUELS_TO_RANK)
+    return [int(1 + np.sum(low > high[i])) if np.isfinite(high[i]) and enough[i] else None
+            for i in range(len(rating))]
 
 
 def players_in_games(players: Sequence[str], games: Sequence[tuple[str, str, float]]) -> list[str]:
@@ -167,7 +172,7 @@ def ratings_fit(
         rating=rating,
         low=low,
         high=high,
-        rank=interval_ranks(rating, low, high),
+        rank=interval_ranks(rating, low, high, duel_counts),
         duels=[int(c) for c in duel_counts],
         points=points,
         boot_points=boot_points,

@@ -19,7 +19,7 @@ from django.utils.safestring import mark_safe
 
 from duels.models import Annotation, Duel, Episode
 from duels.selectors.episodes import episode_state, episode_steps_after
-from duels.templatetags.duels_format import env_name
+from duels.templatetags.duels_format import env_name, usd
 
 # The viewer's modules, dependencies first; their `import` lines go, as all share one script.
 SCRIPTS = ("js/replay_dom.js", "js/replay_find.js", "js/replay_timeline.js",
@@ -60,7 +60,7 @@ def _episode_record(episode: Episode) -> dict:
         "label": f"{label} · {environment}",
         "facts": f"{label} · {episode.steps:,} step{'' if episode.steps == 1 else 's'}"
                  f" · {episode.input_tokens:,} in / {episode.output_tokens:,} out tokens"
-                 f" · ${episode.cost:.4f}",
+                 f" · {usd(episode.cost)}",
         "hint": episode.hint.text if episode.hint_id else "",
         "steps": episode_steps_after(episode_pk=episode.pk, since=-1,
                                      limit=MAX_STEPS_PER_EPISODE),

@@ -9,6 +9,7 @@ from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from duels.analytics.flywheel_charts import flywheel_latest_alarms
+from duels.analytics.ranking_rule import MIN_DUELS_TO_RANK
 from duels.models import Duel, Player, Status
 from duels.selectors.duels import duel_list
 from duels.selectors.players import player_list
@@ -58,12 +59,21 @@ def dashboard_leaderboard(*, limit: int = 10) -> dict:
         table.append({"player": players[player_id], "played": played, "score": score, **record})
     table.sort(key=lambda row: (-row["score"], -row["played"], row["player"].name))
     return {
-        # A player without an interval is not ranked: it is listed apart (too few duels).
-        "ratings": [row for row in ratings if row.get("rank") is not None][:limit]
-        if ratings else None,
-        "unranked": [row for row in ratings or () if row.get("rank") is None],
+        **leaderboard_split(ratings, limit=limit),
         "computed_at": latest.computed_at if latest else None,
         "table": table[:limit],
+    }
+
+
+def leaderboard_split(ratings: list[dict] | None, *, limit: int | None = None) -> dict:
+    """The ranked rows (first `limit`) and the players listed apart, unranked: the ratings
+    computation leaves a player's rank empty below MIN_DUELS_TO_RANK duels or without an
+    interval, and every leaderboard shows exactly that."""
+    ranked = [row for row in ratings or () if row.get("rank") is not None]
+    return {
+        "ratings": ranked[:limit] if ratings else None,
+        "unranked": [row for row in ratings or () if row.get("rank") is None],
+        "min_duels": MIN_DUELS_TO_RANK,
     }
 
 

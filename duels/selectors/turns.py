@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 
 from duels.models import Duel, Episode, ModelCall, Step
 from duels.players import prompts
@@ -169,10 +169,12 @@ def duel_setter_calls(*, duel: Duel) -> list[SetterCall]:
 
 
 def duel_step_totals(*, duel: Duel) -> dict:
-    """Model latency, sandbox time, tokens and cost summed over every step the duel's solvers
-    took (the timeline's sums, per duel), and over its setter calls."""
+    """Model latency, sandbox time, tokens and cost summed over every stored row of the duel's
+    episodes (the timeline's sums, per duel), and over its setter calls. `steps` counts the
+    solvers' actions: the reset (index 0) is a row of the transcript, not a step."""
     steps = Step.objects.filter(episode__duel=duel).aggregate(
-        steps=Count("id"), latency_ms=Sum("latency_ms"), sandbox_ms=Sum("sandbox_ms"),
+        steps=Count("id", filter=Q(index__gt=0)), latency_ms=Sum("latency_ms"),
+        sandbox_ms=Sum("sandbox_ms"),
         input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
         cache_read_tokens=Sum("cache_read_tokens"), cost=Sum("cost"),
     )

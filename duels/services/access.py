@@ -30,6 +30,16 @@ def tournament_can_cancel(
     return bool(user.is_authenticated and user.is_staff)
 
 
+TOURNAMENT_PUBLISH_DENIED = "Only staff may publish a tournament as a static site."
+
+
+def tournament_can_publish(
+    *, tournament: Tournament, user: AbstractBaseUser | AnonymousUser
+) -> bool:
+    """True when `user` is staff (a published copy shows every duel, note and cost)."""
+    return bool(user.is_authenticated and user.is_staff)
+
+
 # The operator role: who may start duels. Staff always may; other accounts when they are in this
 # group. Everyone signed in reads and annotates (the annotator role).
 OPERATORS_GROUP = "operators"

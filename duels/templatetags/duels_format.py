@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 register = template.Library()
+# A published copy may leave costs out: while it renders, every amount the pages show reads
+# "withheld" (one switch for every page and partial, see duels/exchange/site/).
+_COSTS_SHOWN: ContextVar[bool] = ContextVar("costs_shown", default=True)
+
+
+@contextmanager
+def costs_withheld(withheld: bool = True) -> Iterator[None]:
+    """Render amounts as "withheld" inside the block (when `withheld`)."""
+    token = _COSTS_SHOWN.set(not withheld)
+    try:
+        yield
+    finally:
+        _COSTS_SHOWN.reset(token)
 
 
 @register.filter
@@ -93,6 +110,8 @@ def num(value: float | None, digits: int = 2) -> str:
 
 @register.filter
 def usd(value: float | None) -> str:
+    if not _COSTS_SHOWN.get():
+        return "withheld"
     if value is None or value == "":
         return "—"
     number = float(value)
@@ -163,3 +182,14 @@ def query_with(context, **changes) -> str:
             params[key] = value
     encoded = params.urlencode()
     return f"?{encoded}" if encoded else "?"
+
+
+@register.simple_tag
+def episode_end(episode) -> dict | None:
+    """How an ended episode ended, as the replay's banner says it (`{"kind", "title",
+    "detail"}`; None while it runs): a normal loss is `lost`, never an error."""
+    from duels.selectors.episode_end import episode_end_summary
+
+    return episode_end_summary(status=episode.status, success=episode.success,
+                               end_reason=episode.end_reason, error=episode.error,
+                               steps=episode.steps)

@@ -55,9 +55,15 @@ def duel_detail(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
         "can_cancel": duel_can_cancel(duel=duel, user=request.user),
         "format_errors": duel_format_errors(duel=duel),
     }
-    if not template.endswith("#duel-live"):  # the live refresh redraws only its own part
-        context["setter_calls"] = duel_setter_calls(duel=duel)
-        context["totals"] = duel_step_totals(duel=duel)
+    context["totals"] = duel_step_totals(duel=duel)
+    context["setter_calls"] = duel_setter_calls(duel=duel)
+    if template.endswith("#duel-live"):
+        # The live refresh also swaps the totals in place (out of band), and the setter calls
+        # when their number changed or the duel just ended, so a page watched to the end shows
+        # what a reload shows; an unchanged list is left alone (an opened call stays open).
+        shown = request.GET.get("calls_shown", "")
+        context["oob_totals"] = True
+        context["oob_calls"] = duel.is_done or shown != str(len(context["setter_calls"]))
     return render(request, template, context)
 
 

@@ -106,14 +106,15 @@ def export_page(request: HttpRequest) -> HttpResponse:
 def import_page(request: HttpRequest) -> HttpResponse:
     """Upload an envduels.v1 file or a transfer CSV; the same services as the commands."""
     form, transfer_form = ImportForm(), TransferImportForm()
-    result, error, status = "", "", 200
+    result, status = "", 200
     if request.method == "POST" and "file" in request.FILES:
         form = ImportForm(request.POST, request.FILES)
         if form.is_valid():
             try:
                 result = exchange_import(stream=form.cleaned_data["file"].file).summary()
             except ExchangeImportError as exc:
-                error, status = f"{exc} — nothing was imported.", 400
+                # Shown in the box of the form that failed, as its field errors are.
+                form.add_error(None, f"{exc} — nothing was imported.")
     elif request.method == "POST":
         transfer_form = TransferImportForm(request.POST, request.FILES)
         if transfer_form.is_valid():
@@ -126,8 +127,10 @@ def import_page(request: HttpRequest) -> HttpResponse:
                     f"imported {report.created} transfer results; {report.skipped} already present"
                 )
             except (TransferImportError, UnicodeDecodeError) as exc:
-                error, status = f"{exc} — nothing was imported.", 400
-    context = {"form": form, "transfer_form": transfer_form, "result": result, "error": error}
+                transfer_form.add_error(None, f"{exc} — nothing was imported.")
+    if form.errors or transfer_form.errors:
+        status = 400
+    context = {"form": form, "transfer_form": transfer_form, "result": result}
     return render(request, "duels/exchange/import.html", context, status=status)
 
 

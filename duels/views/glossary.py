@@ -1,8 +1,12 @@
-"""The glossary: every metric the pages show, defined once (duels/glossary.py)."""
+"""The glossary: every metric the pages show, defined once (duels/glossary.py); and the docs/
+pages the site links to, as their plain text."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from pathlib import Path
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
@@ -19,4 +23,21 @@ def glossary(request: HttpRequest) -> HttpResponse:
     return render(request, "duels/glossary.html", {"terms": GLOSSARY})
 
 
-urlpatterns = [path("glossary/", glossary, name="glossary")]
+DOCS = Path(settings.BASE_DIR) / "docs"
+
+
+@require_GET
+def docs_page(request: HttpRequest, name: str) -> HttpResponse:
+    """A page of docs/ as its plain Markdown text (pages link to the definitions there); open
+to everyone, as the glossary: it describes the method, not anyone's data."""
+    page = DOCS / f"{name}.md"
+    if not page.is_file():
+        raise Http404("No such documentation page.")
+    return HttpResponse(page.read_text(encoding="utf-8"),
+                        content_type="text/plain; charset=utf-8")
+
+
+urlpatterns = [
+    path("glossary/", glossary, name="glossary"),
+    path("docs/<slug:name>.md", docs_page, name="docs_page"),
+]

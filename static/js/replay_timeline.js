@@ -59,8 +59,13 @@ export class Timeline {
     if (this.canvas.height !== height) this.canvas.height = height;
     const context = this.canvas.getContext("2d");
     context.clearRect(0, 0, width, height);
-    const sums = MEASURE_NAMES.map((measure) => `${LABELS[measure]} ${formatTotal(measure, store.totals[measure])}`);
-    this.totals.textContent = `Sum over ${total.toLocaleString("en-US")} step${total === 1 ? "" : "s"}: ${sums.join(" · ")}`;
+    // The measures offered (a published copy without costs offers no cost), summed.
+    const shown = Array.from(this.select.options, (option) => option.value);
+    const sums = shown.map((measure) => `${LABELS[measure]} ${formatTotal(measure, store.totals[measure])}`);
+    // Row 0 is the reset, not a step: the sums cover it and the solver's steps after it.
+    const steps = Math.max(total - 1, 0);
+    const over = total > 0 ? `the reset and ${steps.toLocaleString("en-US")} step${steps === 1 ? "" : "s"}` : "no steps";
+    this.totals.textContent = `Sum over ${over}: ${sums.join(" · ")}`;
     if (total <= 0) return;
     const values = store.measures[name];
     const columns = Math.min(width, total);
@@ -87,10 +92,9 @@ export class Timeline {
       context.fillStyle = "#b02a20";
       context.fillRect(Math.floor(((current + 0.5) / total) * width) - ratio, 0, 2 * ratio, height);
     }
-    const label = `${LABELS[name]} per step, peak ${formatTotal(name, peak)}${current !== null ? `; step ${current.toLocaleString("en-US")}: ${formatTotal(name, values[current] || 0)}` : ""}`;
+    const label = `${LABELS[name]} per step, peak ${formatTotal(name, peak)}${current !== null ? `; ${current === 0 ? "reset" : `step ${current.toLocaleString("en-US")}`}: ${formatTotal(name, values[current] || 0)}` : ""}`;
     this.canvas.setAttribute("aria-label", label);
     this.canvas.title = label;
   }
 }
 
-const MEASURE_NAMES = Object.keys(LABELS);

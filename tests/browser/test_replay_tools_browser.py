@@ -87,7 +87,7 @@ class ReplayToolsBrowserTest(BrowserTestCase):
         self.wait_for_position("reset of 40")
         totals = self.page.locator("[data-role=timeline-totals]")
         assert totals.inner_text() == (
-            "Sum over 41 steps: model latency 200 ms · sandbox time 120 ms · "
+            "Sum over the reset and 40 steps: model latency 200 ms · sandbox time 120 ms · "
             "tokens 560 tokens · cost $0.04")
         box = self.page.locator("[data-role=timeline] canvas").bounding_box()
         self.page.mouse.click(box["x"] + box["width"] * (20.5 / 41), box["y"] + box["height"] / 2)

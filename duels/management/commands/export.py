@@ -14,6 +14,9 @@ verifiers, gymnasium: a curated training set as an RL-trainer package written to
 --tournament, --round, --pass-low, --pass-high, --name).
 html: one self-contained replay file (opens from disk, no server) of --episode UUID (repeat it
 for a compare pair) or of every episode of --duel UUID.
+site: a static website of --tournament UUID (repeatable) written to the new folder --out, the
+site's own pages with relative links (opens from disk or any static host); --no-notes,
+--no-costs and --no-reasoning leave those out before it is shared.
 """
 
 from __future__ import annotations
@@ -83,13 +86,20 @@ class Command(BaseCommand):
                             help="File to write ('-' for stdout); default "
                                  "var/exports/FORMAT-TIME.jsonl (a directory for verifiers and "
                                  "gymnasium packages, a .html file for html).")
-        parser.add_argument("--format", choices=[*FORMATS, *PACKAGE_FORMATS, "html"],
+        parser.add_argument("--format", choices=[*FORMATS, *PACKAGE_FORMATS, "html", "site"],
                             default="envduels")
         parser.add_argument("--episode", action="append", default=[],
                             help="html: an episode to put in the replay file (repeatable).")
         parser.add_argument("--duel", default="", help="html: every episode of this duel.")
         parser.add_argument("--player", default="", help="Duels with this player (name or uuid).")
-        parser.add_argument("--tournament", default="", help="Duels of this tournament (uuid).")
+        parser.add_argument("--tournament", action="append", default=[],
+                            help="Duels of this tournament (uuid); site: repeatable.")
+        parser.add_argument("--no-notes", action="store_true",
+                            help="site: leave people's notes out.")
+        parser.add_argument("--no-costs", action="store_true",
+                            help="site: leave every cost out (shown as 'withheld').")
+        parser.add_argument("--no-reasoning", action="store_true",
+                            help="site: leave the models' reasoning and setter calls out.")
         parser.add_argument("--status", default="", choices=["", *Status.values])
         parser.add_argument("--outcome", default="", choices=["", *Outcome.values])
         parser.add_argument("--tag", default="", help="Objects with a note carrying this tag.")
@@ -108,6 +118,12 @@ class Command(BaseCommand):
                                  "with - as _).")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["format"] == "site":
+            self.write_site(options)
+            return
+        if len(options["tournament"]) > 1:
+            raise CommandError("name one --tournament (several go into one --format site only)")
+        options["tournament"] = "".join(options["tournament"])
         if not options["out"]:
             suffix = ("" if options["format"] in PACKAGE_FORMATS
                       else ".html" if options["format"] == "html" else ".jsonl")
@@ -161,4 +177,22 @@ class Command(BaseCommand):
         self.stderr.write(
             f"wrote a replay of {count_noun(len(episodes), 'episode')} "
             f"({count_noun(steps, 'step')}, {len(text.encode()):,} bytes) to {options['out']}"
+        )
+
+    def write_site(self, options: dict[str, Any]) -> None:
+        from duels.exchange.site import Leave, SiteExportError, site_export
+
+        if not options["out"]:
+            options["out"] = str(default_export_path(export_format="site", suffix=""))
+        leave = Leave(notes=options["no_notes"], costs=options["no_costs"],
+                      reasoning=options["no_reasoning"])
+        try:
+            report = site_export(tournament_uuids=options["tournament"],
+                                 out=Path(options["out"]), leave=leave)
+        except (SiteExportError, OSError) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stderr.write(
+            f"wrote a site of {count_noun(report.pages, 'page')} "
+            f"({count_noun(report.episodes, 'episode')}, {report.bytes:,} bytes) to {report.out}; "
+            f"open {report.out / 'index.html'}"
         )

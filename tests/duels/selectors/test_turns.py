@@ -101,6 +101,9 @@ def test_setter_calls_and_duel_totals(make):
     episodes = duel.episodes.count()
     assert totals["solver"]["sandbox_ms"] == 7 * episodes
     assert totals["solver"]["cost"] == pytest.approx(0.25 * episodes)
+    # Steps are the solvers' actions, as the seed tables add them up: no resets.
+    assert totals["solver"]["steps"] == sum(e.steps for e in duel.episodes.all())
+    assert totals["solver"]["steps"] == Step.objects.filter(episode__duel=duel).count() - episodes
     assert totals["setter"] == {"calls": 1, "latency_ms": 900, "input_tokens": 120,
                                 "output_tokens": 30, "cost": 0.5}
 

@@ -106,8 +106,8 @@ def test_dashboard_lists_a_player_without_an_interval_apart_not_ranked(owner_cli
     table = page[page.index("<h2>Leaderboard</h2>"):page.index('id="leaderboard-unranked"')]
     assert "steady" in table and "one-hit" not in table
     apart = page[page.index('id="leaderboard-unranked"'):]
-    assert apart.startswith('id="leaderboard-unranked">Not ranked, too few duels for an interval: '
-                            "one-hit (1 duel).")
+    assert apart.startswith('id="leaderboard-unranked">Not ranked yet (a rank needs an interval '
+                            "and at least 4 duels): one-hit (1 duel).")
 
 
 def test_player_pages_label_builtins_and_show_pass_rates(owner_client, make):
