@@ -39,6 +39,7 @@ from duels.selectors.episodes import (
     episode_state,
     episode_steps_after,
 )
+from duels.selectors.viewers import viewer_still_allowed
 from duels.services.api_tokens import api_token_authenticate
 from envduels_site.origins import bearer_token
 
@@ -48,6 +49,9 @@ POLL_SECONDS = 0.5
 COALESCE_SECONDS = 0.025
 BATCH_SIZE = 500
 CLOSE_UNAUTHENTICATED = 4401
+# How often an open stream checks that its token or session still holds (revoked, expired,
+# signed out, a new password, a deactivated account close it with CLOSE_UNAUTHENTICATED).
+CREDENTIALS_CHECK_SECONDS = 2.0
 CLOSE_NOT_FOUND = 4404
 
 
@@ -78,6 +82,24 @@ async def _viewer(scope: dict):
         return await database_sync_to_async(api_token_authenticate)(raw=raw)
     user = scope.get("user")
     return user if user is not None and user.is_authenticated else None
+
+
+async def _watch_credentials(consumer: EpisodeConsumer, user_pk: int) -> None:
+    """Close `consumer` with CLOSE_UNAUTHENTICATED once its credentials stop holding."""
+    token = bearer_token(consumer.scope)
+    session = consumer.scope.get("session")
+    session_key = None if token or session is None else session.session_key
+    check = database_sync_to_async(viewer_still_allowed)
+    while True:
+        await asyncio.sleep(CREDENTIALS_CHECK_SECONDS)
+        try:
+            allowed = await check(token=token, session_key=session_key, user_pk=user_pk)
+        except Exception:  # the database is away: check again next time
+            logger.warning("episode stream: credentials check failed", exc_info=True)
+            continue
+        if not allowed:
+            await consumer.close(code=CLOSE_UNAUTHENTICATED)
+            return
 
 
 def _since(query_string: bytes) -> int:
@@ -287,6 +309,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         self.partial: tuple[int, str] | None = None  # the newest partial reply not yet sent
         self.partial_sender: asyncio.Task | None = None
         await self.accept()
+        self.guard = asyncio.create_task(_watch_credentials(self, user.pk))
         # Subscribe before the catch-up so no step falls between the two.
         self.hub = await EpisodeHub.join(get_channel_layer(), self.episode_uuid, self)
         await self.catch_up()
@@ -296,6 +319,8 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         await self.close(code=code)
 
     async def disconnect(self, code: int) -> None:
+        if getattr(self, "guard", None) is not None:
+            self.guard.cancel()
         if getattr(self, "catcher", None) is not None:
             self.catcher.cancel()
         if getattr(self, "partial_sender", None) is not None:
@@ -303,8 +328,9 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         if getattr(self, "hub", None) is not None:
             self.hub.leave(self)
 
-    async def receive_json(self, content, **kwargs) -> None:
-        """Viewers only listen; anything they send is ignored."""
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        """Viewers only listen: any frame they send is ignored unread (never decoded, so a
+        malformed one is no error)."""
 
     async def send_news(self) -> None:
         """Send the pending steps, every stored step after them, then the status if the

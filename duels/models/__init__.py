@@ -3,7 +3,7 @@
 Names follow the vocabulary and the exchange table in docs/.
 """
 
-from duels.models.accounts import SignInFailure
+from duels.models.accounts import RateBucket, SignInFailure
 from duels.models.annotations import STARTER_TAGS, Annotation, TargetKind
 from duels.models.common import DONE_STATUSES, Status
 from duels.models.duels import Duel, Outcome, Tournament
@@ -11,7 +11,7 @@ from duels.models.environments import Environment, EnvironmentStatus, Hint, cont
 from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Step
 from duels.models.estimates import EnvironmentEstimate
 from duels.models.players import Player, Provider, builtin_player_uuid
-from duels.models.tokens import ApiToken
+from duels.models.tokens import ApiToken, TokenScope
 from duels.models.transfer import AnalyticsSnapshot, TransferResult
 from duels.models.workers import WorkerHeartbeat
 
@@ -40,6 +40,8 @@ __all__ = [
     "TransferResult",
     "AnalyticsSnapshot",
     "ApiToken",
+    "TokenScope",
     "WorkerHeartbeat",
+    "RateBucket",
     "SignInFailure",
 ]

@@ -25,6 +25,7 @@ from duels.selectors.annotations import duel_filter_by_annotation, environment_f
 from duels.selectors.duels import duel_list
 from duels.selectors.environments import environment_list
 from duels.views.common import streaming_download
+from duels.views.limits import search_rate_limited
 
 
 def _download(request: HttpRequest, lines, name: str) -> StreamingHttpResponse:
@@ -55,6 +56,7 @@ def filtered_duels(request: HttpRequest):
 
 @require_GET
 @login_required
+@search_rate_limited
 def export_duels(request: HttpRequest) -> StreamingHttpResponse:
     """envduels.v1 of the duels the list shows, with everything they refer to."""
     duels = filtered_duels(request).order_by()
