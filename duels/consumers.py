@@ -84,16 +84,33 @@ async def _viewer(scope: dict):
     return user if user is not None and user.is_authenticated else None
 
 
+# The latest answer per set of credentials in this process, so the many streams one token or
+# session opens cost one query per CREDENTIALS_CHECK_SECONDS between them: {key: (when, ok)}.
+_credential_answers: dict[tuple, tuple[float, bool]] = {}
+
+
+async def _credentials_hold(token: str | None, session_key: str | None, user_pk: int) -> bool:
+    key = (token, session_key, user_pk)
+    now = time.monotonic()
+    answer = _credential_answers.get(key)
+    if answer is None or now - answer[0] >= CREDENTIALS_CHECK_SECONDS / 2:
+        allowed = await database_sync_to_async(viewer_still_allowed)(
+            token=token, session_key=session_key, user_pk=user_pk)
+        if len(_credential_answers) > 10_000:
+            _credential_answers.clear()
+        answer = _credential_answers[key] = (now, allowed)
+    return answer[1]
+
+
 async def _watch_credentials(consumer: EpisodeConsumer, user_pk: int) -> None:
     """Close `consumer` with CLOSE_UNAUTHENTICATED once its credentials stop holding."""
     token = bearer_token(consumer.scope)
     session = consumer.scope.get("session")
     session_key = None if token or session is None else session.session_key
-    check = database_sync_to_async(viewer_still_allowed)
     while True:
         await asyncio.sleep(CREDENTIALS_CHECK_SECONDS)
         try:
-            allowed = await check(token=token, session_key=session_key, user_pk=user_pk)
+            allowed = await _credentials_hold(token, session_key, user_pk)
         except Exception:  # the database is away: check again next time
             logger.warning("episode stream: credentials check failed", exc_info=True)
             continue
