@@ -48,6 +48,7 @@ from duels.selectors.episodes import (
     episode_steps_after,
     episodes_progress,
 )
+from duels.selectors.viewers import viewer_still_allowed
 from duels.services.api_tokens import api_token_authenticate
 from envduels_site.origins import bearer_token
 
@@ -59,6 +60,9 @@ BATCH_SIZE = 500
 # Doorbell steps a hub keeps for viewers that join (a shared read may predate their joining).
 RECENT_STEPS = 256
 CLOSE_UNAUTHENTICATED = 4401
+# How often an open stream checks that its token or session still holds (revoked, expired,
+# signed out, a new password, a deactivated account close it with CLOSE_UNAUTHENTICATED).
+CREDENTIALS_CHECK_SECONDS = 2.0
 CLOSE_NOT_FOUND = 4404
 
 
@@ -107,6 +111,41 @@ async def _viewer(scope: dict):
         return await database_sync_to_async(api_token_authenticate)(raw=raw)
     user = scope.get("user")
     return user if user is not None and user.is_authenticated else None
+
+
+# The latest answer per set of credentials in this process, so the many streams one token or
+# session opens cost one query per CREDENTIALS_CHECK_SECONDS between them: {key: (when, ok)}.
+_credential_answers: dict[tuple, tuple[float, bool]] = {}
+
+
+async def _credentials_hold(token: str | None, session_key: str | None, user_pk: int) -> bool:
+    key = (token, session_key, user_pk)
+    now = time.monotonic()
+    answer = _credential_answers.get(key)
+    if answer is None or now - answer[0] >= CREDENTIALS_CHECK_SECONDS / 2:
+        allowed = await database_sync_to_async(viewer_still_allowed)(
+            token=token, session_key=session_key, user_pk=user_pk)
+        if len(_credential_answers) > 10_000:
+            _credential_answers.clear()
+        answer = _credential_answers[key] = (now, allowed)
+    return answer[1]
+
+
+async def _watch_credentials(consumer: EpisodeConsumer, user_pk: int) -> None:
+    """Close `consumer` with CLOSE_UNAUTHENTICATED once its credentials stop holding."""
+    token = bearer_token(consumer.scope)
+    session = consumer.scope.get("session")
+    session_key = None if token or session is None else session.session_key
+    while True:
+        await asyncio.sleep(CREDENTIALS_CHECK_SECONDS)
+        try:
+            allowed = await _credentials_hold(token, session_key, user_pk)
+        except Exception:  # the database is away: check again next time
+            logger.warning("episode stream: credentials check failed", exc_info=True)
+            continue
+        if not allowed:
+            await consumer.close(code=CLOSE_UNAUTHENTICATED)
+            return
 
 
 def _since(query_string: bytes) -> int:
@@ -360,6 +399,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         self.partial: tuple[int, str] | None = None  # the newest partial reply not yet sent
         self.partial_sender: asyncio.Task | None = None
         await self.accept()
+        self.guard = asyncio.create_task(_watch_credentials(self, user.pk))
         # Subscribe before the catch-up so no step falls between the two.
         self.hub = await EpisodeHub.join(get_channel_layer(), self.episode_uuid, self)
         await self.catch_up()
@@ -369,6 +409,8 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         await self.close(code=code)
 
     async def disconnect(self, code: int) -> None:
+        if getattr(self, "guard", None) is not None:
+            self.guard.cancel()
         if getattr(self, "catcher", None) is not None:
             self.catcher.cancel()
         if getattr(self, "partial_sender", None) is not None:
@@ -376,8 +418,9 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
         if getattr(self, "hub", None) is not None:
             self.hub.leave(self)
 
-    async def receive_json(self, content, **kwargs) -> None:
-        """Viewers only listen; anything they send is ignored."""
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        """Viewers only listen: any frame they send is ignored unread (never decoded, so a
+        malformed one is no error)."""
 
     async def send_news(self) -> None:
         """Send the pending steps, every stored step after them, then the status if the

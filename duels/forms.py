@@ -62,7 +62,7 @@ class DuelFilterForm(forms.Form):
         required=False,
         max_length=200,
         label="Search",
-        widget=forms.SearchInput(attrs={"placeholder": "environment title or transcript text"}),
+        widget=forms.SearchInput(attrs={"placeholder": "environment title or transcript words"}),
     )
 
     def clean(self) -> dict:

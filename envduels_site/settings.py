@@ -124,6 +124,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "envduels_site.middleware.ContentSecurityPolicyMiddleware",
+    "envduels_site.middleware.QueryTimeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -333,6 +334,15 @@ ENVDUELS_SANDBOX_READY = env_int("ENVDUELS_SANDBOX_READY", 8, minimum=0)
 ENVDUELS_BUILTIN_LATENCY_MS = env_int("ENVDUELS_BUILTIN_LATENCY_MS", 0, minimum=0)
 # Triggering duels from the browser: at most this many per user per hour.
 ENVDUELS_DUEL_RATE_PER_HOUR = env_int("ENVDUELS_DUEL_RATE_PER_HOUR", 30, minimum=1)
+# Bounded work per request (docs/security.md): a replay download holds at most this many MB
+# of stored transcript text (larger ones are written with `manage.py export --format html`);
+# every database query a request makes stops after ENVDUELS_QUERY_TIMEOUT_MS; each user may
+# search ENVDUELS_SEARCH_RATE_PER_MINUTE times and call the API ENVDUELS_API_RATE_PER_MINUTE
+# times a minute.
+ENVDUELS_REPLAY_MAX_MB = env_int("ENVDUELS_REPLAY_MAX_MB", 64, minimum=1)
+ENVDUELS_QUERY_TIMEOUT_MS = env_int("ENVDUELS_QUERY_TIMEOUT_MS", 5000, minimum=100)
+ENVDUELS_SEARCH_RATE_PER_MINUTE = env_int("ENVDUELS_SEARCH_RATE_PER_MINUTE", 20, minimum=1)
+ENVDUELS_API_RATE_PER_MINUTE = env_int("ENVDUELS_API_RATE_PER_MINUTE", 120, minimum=1)
 # A running episode whose worker has not renewed its lease for this long is resumed elsewhere.
 ENVDUELS_LEASE_SECONDS = env_int("ENVDUELS_LEASE_SECONDS", 30, minimum=2)
 # Infrastructure faults (provider down after the retries, sandbox backend gone, database lost)

@@ -2,22 +2,30 @@
 network, replaying one or more episodes with the site's own viewer (keys, find, timeline, notes).
 
 The page carries the site's stylesheet and replay scripts inline, and the episodes as one JSON
-document inside `<script type="application/json">` (escaped as Django's `json_script` does, so no
-text can close the script element); the viewer sets every text with textContent, as on the site.
-The file grows with the transcript: each step's fields once, nothing per pair of steps.
+document inside `<script type="application/json">`; the viewer sets every text with
+textContent, as on the site. The file is written a piece at a time (`replay_chunks`): the page
+around the data, then each step's JSON as it is read, so neither the file nor the transcript is
+ever held whole. Inside the script element only what could end it or change how it is parsed
+is escaped (`</`, `<!--`, U+2028, U+2029), so the file is about as large as the stored text.
+A download over ENVDUELS_REPLAY_MAX_MB of stored text is refused (`replay_size_check`).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+import secrets
+from collections.abc import Iterable, Iterator
 from uuid import UUID
 
+from django.conf import settings
 from django.contrib.staticfiles import finders
+from django.db.models import Sum
+from django.db.models.functions import Length
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from duels.models import Annotation, Duel, Episode
+from duels.models import Annotation, Duel, Episode, Step
 from duels.selectors.episodes import episode_state, episode_steps_after
 from duels.templatetags.duels_format import env_name, usd
 
@@ -26,7 +34,14 @@ SCRIPTS = ("js/replay_dom.js", "js/replay_find.js", "js/replay_timeline.js",
            "js/replay_offline.js", "js/replay.js")
 STYLES = ("css/app.css",)
 _IMPORT = re.compile(r"^import .*? from \"\./[a-z_]+\.js\";\n", re.MULTILINE)
-MAX_STEPS_PER_EPISODE = 1_000_000
+STEPS_PER_QUERY = 50
+# Inside a script element these could end it (`</script`) or switch the parser into its
+# escaped states (`<!--`); U+2028/U+2029 end lines in older JavaScript. All sit inside JSON
+# strings, where the escaped forms read back the same.
+_SCRIPT_UNSAFE = re.compile("</|<!--|\u2028|\u2029")
+_SCRIPT_SAFE = {"</": "<\\/", "<!--": "\\u003C!--", "\u2028": "\\u2028",
+                "\u2029": "\\u2029"}
+TEXT_FIELDS = ("observation", "reply", "action", "thinking", "format_error")
 
 
 class ReplayExportError(ValueError):
@@ -41,7 +56,14 @@ def _static_text(path: str) -> str:
         return handle.read()
 
 
-def _episode_record(episode: Episode) -> dict:
+def _script_json(value: object) -> str:
+    """`value` as JSON that can sit inside a `<script type="application/json">` element."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _SCRIPT_UNSAFE.sub(lambda found: _SCRIPT_SAFE[found.group(0)], text)
+
+
+def _episode_head(episode: Episode) -> dict:
+    """Everything the file says about `episode` but its steps."""
     notes = [
         {
             "index": note.step_index, "author": note.author.get_username(), "tags": note.tags,
@@ -62,28 +84,85 @@ def _episode_record(episode: Episode) -> dict:
                  f" · {episode.input_tokens:,} in / {episode.output_tokens:,} out tokens"
                  f" · {usd(episode.cost)}",
         "hint": episode.hint.text if episode.hint_id else "",
-        "steps": episode_steps_after(episode_pk=episode.pk, since=-1,
-                                     limit=MAX_STEPS_PER_EPISODE),
         "notes": notes,
         "status_message": state.status_message() if state else None,
     }
 
 
-def replay_html(*, episodes: Iterable[Episode], title: str) -> str:
-    """The whole file for `episodes` (the first opens first; a picker switches)."""
-    records = [_episode_record(episode) for episode in episodes]
-    if not records:
+def _episode_pieces(episode: Episode) -> Iterator[str]:
+    """The episode's JSON object: its head, then its steps a few at a time."""
+    head = _script_json(_episode_head(episode))
+    yield head[:-1] + ',"steps":['
+    since, first = -1, True
+    while True:
+        rows = episode_steps_after(episode_pk=episode.pk, since=since, limit=STEPS_PER_QUERY)
+        for row in rows:
+            yield ("" if first else ",") + _script_json(row)
+            first = False
+        if len(rows) < STEPS_PER_QUERY:
+            break
+        since = rows[-1]["index"]
+    yield "]}"
+
+
+def _data_pieces(episodes: list[Episode]) -> Iterator[str]:
+    yield '{"episodes":['
+    for number, episode in enumerate(episodes):
+        if number:
+            yield ","
+        yield from _episode_pieces(episode)
+    yield "]}"
+
+
+def replay_text_bytes(*, episodes: Iterable[Episode]) -> int:
+    """The stored text of the episodes' steps (characters): about the file's size."""
+    length = sum((Length(field) for field in TEXT_FIELDS[1:]), Length(TEXT_FIELDS[0]))
+    total = Step.objects.filter(episode__in=[episode.pk for episode in episodes]).aggregate(
+        total=Sum(length))["total"]
+    return int(total or 0)
+
+
+def replay_size_check(*, episodes: list[Episode], command: str) -> None:
+    """Raise ReplayExportError when the file would hold more than ENVDUELS_REPLAY_MAX_MB of
+    stored text; the message names `command`, which writes it on the server instead."""
+    cap_mb = settings.ENVDUELS_REPLAY_MAX_MB
+    size = replay_text_bytes(episodes=episodes)
+    if size > cap_mb * 2**20:
+        raise ReplayExportError(
+            f"This replay would hold {size / 2**20:,.1f} MB of transcript text, over the "
+            f"download cap of {cap_mb} MB (ENVDUELS_REPLAY_MAX_MB). Write the file on the "
+            f"server instead: {command}"
+        )
+
+
+def replay_chunks(*, episodes: Iterable[Episode], title: str) -> Iterator[str]:
+    """The file for `episodes` (the first opens first; a picker switches), a piece at a time."""
+    episodes = list(episodes)
+    if not episodes:
         raise ReplayExportError("no episode to put in the replay file")
     script = "\n".join(_IMPORT.sub("", _static_text(path)) for path in SCRIPTS)
     style = "\n".join(_static_text(path) for path in STYLES)
+    slot = f"replay-data-{secrets.token_hex(16)}"
     context = {
         "title": title,
-        "bundle": {"episodes": records},
+        "data_slot": slot,
         # The site's own stylesheet and scripts (not data): inlined as they are.
         "style": mark_safe(style),  # noqa: S308
         "script": mark_safe(script.replace("</script", "<\\/script")),  # noqa: S308
     }
-    return render_to_string("duels/exchange/replay_file.html", context)
+    before, after = render_to_string("duels/exchange/replay_file.html", context).split(slot)
+    return _joined(before, _data_pieces(episodes), after)
+
+
+def _joined(before: str, pieces: Iterator[str], after: str) -> Iterator[str]:
+    yield before
+    yield from pieces
+    yield after
+
+
+def replay_html(*, episodes: Iterable[Episode], title: str) -> str:
+    """The whole file as one string (small replays: tests, benchmarks)."""
+    return "".join(replay_chunks(episodes=episodes, title=title))
 
 
 def replay_scope(

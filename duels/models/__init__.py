@@ -3,7 +3,7 @@
 Names follow the vocabulary and the exchange table in docs/.
 """
 
-from duels.models.accounts import SignInFailure
+from duels.models.accounts import RateBucket, SignInFailure
 from duels.models.annotations import STARTER_TAGS, Annotation, TargetKind
 from duels.models.common import DONE_STATUSES, Status
 from duels.models.duels import Duel, Outcome, Tournament
@@ -19,7 +19,7 @@ from duels.models.rubrics import (
     QueueKind,
     Rubric,
 )
-from duels.models.tokens import ApiToken
+from duels.models.tokens import ApiToken, TokenScope
 from duels.models.transfer import AnalyticsSnapshot, TransferResult
 from duels.models.workers import WorkerHeartbeat
 
@@ -54,6 +54,8 @@ __all__ = [
     "TransferResult",
     "AnalyticsSnapshot",
     "ApiToken",
+    "TokenScope",
     "WorkerHeartbeat",
+    "RateBucket",
     "SignInFailure",
 ]

@@ -6,10 +6,11 @@ import datetime as dt
 from dataclasses import dataclass
 from uuid import UUID
 
-from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
+from django.db.models import Count, Min, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from duels.models import Condition, Duel, Episode, Outcome, Step
+from duels.selectors.search import SearchQueryError, search_words, step_words_q
 
 # Outcomes seen from the chosen player (`DuelFilters.player`), beside the stored ones.
 PLAYER_OUTCOMES = {"won": "chosen player won", "lost": "chosen player lost"}
@@ -28,12 +29,14 @@ class DuelFilters:
     q: str = ""
 
 
-def _transcript_matches(text: str) -> Exists:
-    """True for duels with a step whose observation, action or reply contains `text`."""
-    steps = Step.objects.filter(episode__duel=OuterRef("pk")).filter(
-        Q(observation__icontains=text) | Q(action__icontains=text) | Q(reply__icontains=text)
-    )
-    return Exists(steps)
+def _transcript_matches(text: str) -> Q:
+    """Duels with a step holding every word of `text` (the full-text index); none when the
+    text has no words."""
+    try:
+        words = search_words(text)
+    except SearchQueryError:
+        return Q(pk__in=[])
+    return Q(pk__in=Step.objects.filter(step_words_q(words)).values("episode__duel_id"))
 
 
 def duel_list(*, filters: DuelFilters | None = None) -> QuerySet[Duel]:

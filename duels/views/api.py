@@ -44,6 +44,7 @@ from duels.models import (
 from duels.selectors.search import SearchQueryError, transcripts_search
 from duels.services.analytics import analytics_for_reader
 from duels.services.api_tokens import api_token_authenticate
+from duels.services.rate_limits import API, SEARCH, RateLimited, rate_take
 from duels.views.api_json import (
     annotation_json,
     duel_json,
@@ -53,6 +54,7 @@ from duels.views.api_json import (
     step_json,
 )
 from duels.views.errors import param_int
+from duels.views.limits import rate_limited_response
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -80,9 +82,12 @@ def api_view(view: Callable[..., dict[str, Any]]) -> Callable[..., JsonResponse]
                 return response
             request.user = user
         try:
+            rate_take(user=request.user, kind=API)
             return JsonResponse(view(request, *args, **kwargs), json_dumps_params={"indent": None})
         except ApiError as exc:
             return JsonResponse({"error": str(exc)}, status=exc.status)
+        except RateLimited as exc:
+            return rate_limited_response(request, exc)
 
     return wrapped
 
@@ -192,12 +197,14 @@ def index(request: HttpRequest) -> dict[str, Any]:
 @api_view
 def players(request: HttpRequest) -> dict[str, Any]:
     _known_params(request)
-    return _paginated(request, Player.objects.order_by("name", "pk"), player_json)
+    staff = request.user.is_staff
+    return _paginated(request, Player.objects.order_by("name", "pk"),
+                      lambda player: player_json(player, staff=staff))
 
 
 @api_view
 def player_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
-    return player_json(_get(Player.objects.all(), uuid, "player"))
+    return player_json(_get(Player.objects.all(), uuid, "player"), staff=request.user.is_staff)
 
 
 def _environments() -> QuerySet[Environment]:
@@ -296,6 +303,7 @@ def search(request: HttpRequest) -> dict[str, Any]:
     if unknown:
         raise ApiError(f"unknown parameter {unknown[0]!r}; search accepts: {', '.join(allowed)}")
     before = request.GET.get("before", "")
+    rate_take(user=request.user, kind=SEARCH)
     try:
         page = transcripts_search(
             query=request.GET.get("q", ""),

@@ -22,8 +22,13 @@ def _named(player: Player | None) -> dict[str, str] | None:
     return None if player is None else {"uuid": str(player.uuid), "name": player.name}
 
 
-def player_json(player: Player) -> dict[str, Any]:
-    return {
+# Where a player's server is and how it is called: staff only (an internal host name is
+# information).
+STAFF_PLAYER_FIELDS = ("base_url", "params")
+
+
+def player_json(player: Player, *, staff: bool = False) -> dict[str, Any]:
+    data = {
         "uuid": str(player.uuid), "name": player.name, "provider": player.provider,
         "model": player.model, "base_url": player.base_url, "api_key_env": player.api_key_env,
         "params": player.params, "price_in": player.price_in, "price_out": player.price_out,
@@ -32,6 +37,10 @@ def player_json(player: Player) -> dict[str, Any]:
         "parameters_b": player.parameters_b,
         "description": player.description, "created_at": iso_time(player.created_at),
     }
+    if not staff:
+        for field in STAFF_PLAYER_FIELDS:
+            del data[field]
+    return data
 
 
 def environment_training_json(environment: Environment) -> dict[str, Any] | None:

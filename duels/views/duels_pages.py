@@ -26,10 +26,12 @@ from duels.services.access import (
 )
 from duels.services.duels import DuelRateLimited, duel_rate_limit_message, duel_start_for_user
 from duels.views.common import cancel_confirmed, paginate
+from duels.views.limits import search_rate_limited
 
 
 @require_GET
 @login_required
+@search_rate_limited
 def duel_list_page(request: HttpRequest) -> HttpResponse:
     form = DuelFilterForm(request.GET or None)
     duels = duel_list(filters=form.filters() if form.is_bound else None)

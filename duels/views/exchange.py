@@ -24,13 +24,14 @@ from duels.models import Condition
 from duels.selectors.annotations import duel_filter_by_annotation, environment_filter_by_annotation
 from duels.selectors.duels import duel_list
 from duels.selectors.environments import environment_list
+from duels.views.common import streaming_download
+from duels.views.limits import search_rate_limited
 
 
-def _download(lines, name: str) -> StreamingHttpResponse:
+def _download(request: HttpRequest, lines, name: str) -> StreamingHttpResponse:
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-    response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="envduels-{name}-{stamp}.jsonl"'
-    return response
+    return streaming_download(request, lines, content_type="application/x-ndjson; charset=utf-8",
+                              filename=f"envduels-{name}-{stamp}.jsonl")
 
 
 def _mine(request: HttpRequest):
@@ -55,10 +56,11 @@ def filtered_duels(request: HttpRequest):
 
 @require_GET
 @login_required
+@search_rate_limited
 def export_duels(request: HttpRequest) -> StreamingHttpResponse:
     """envduels.v1 of the duels the list shows, with everything they refer to."""
     duels = filtered_duels(request).order_by()
-    return _download(exchange_lines(exchange_for_duels(duels=duels)), "duels")
+    return _download(request, exchange_lines(exchange_for_duels(duels=duels)), "duels")
 
 
 @require_GET
@@ -67,6 +69,7 @@ def export_environments(request: HttpRequest) -> StreamingHttpResponse:
     """envduels.v1 of the environments the list shows: designs, hints, notes (no episodes)."""
     environments = filtered_environments(request).order_by()
     return _download(
+        request,
         exchange_lines(exchange_for_environments(environments=environments)), "environments"
     )
 
@@ -76,7 +79,8 @@ def export_environments(request: HttpRequest) -> StreamingHttpResponse:
 def export_training_environments(request: HttpRequest) -> StreamingHttpResponse:
     """Training data (a): one object per listed environment with hints and pass rates."""
     records = training_environment_records(environments=filtered_environments(request).order_by())
-    return _download((exchange_dump_line(r) + "\n" for r in records), "training-environments")
+    return _download(request, (exchange_dump_line(r) + "\n" for r in records),
+                     "training-environments")
 
 
 @require_GET
@@ -91,7 +95,7 @@ def export_training_chat(request: HttpRequest) -> StreamingHttpResponse:
         condition=condition if condition in Condition.values else None,
         thinking=request.GET.get("thinking") == "yes",
     )
-    return _download(export_lines(request=export), "chat")
+    return _download(request, export_lines(request=export), "chat")
 
 
 @require_GET

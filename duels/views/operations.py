@@ -10,29 +10,34 @@ from django.urls import path
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from duels.models import TokenScope
 from duels.selectors.metrics import CONTENT_TYPE, metrics_render
 from duels.selectors.operations import health_report, task_queue_depth, workers_all, workers_live
-from duels.services.api_tokens import api_token_authenticate
+from duels.services.api_tokens import api_token_find
 
 
-def operations_refusal(request: HttpRequest) -> tuple[int, str] | None:
-    """None when the caller may read operations details, else (HTTP status, what to do).
+def operations_refusal(request: HttpRequest) -> str | None:
+    """None when the caller may read operations details, else what to do (always a 403).
 
     One rule however the caller authenticates: the user must be staff, whether signed in or
-    sending `Authorization: Bearer <token>` of one of their API tokens.
+    sending `Authorization: Bearer <token>` of one of their API tokens of scope `operate`.
     """
     scheme, _, raw = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() == "bearer" and raw.strip():
-        user = api_token_authenticate(raw=raw.strip())
-        if user is None:
-            return 401, "invalid token: unknown or revoked (manage.py api_token list)\n"
+        token = api_token_find(raw=raw.strip())
+        if token is None:
+            return "invalid token: unknown, expired, revoked or ended (manage.py api_token list)\n"
+        if token.scope != TokenScope.OPERATE:
+            return (f"this token's scope is {token.scope}; metrics need a staff user's token of "
+                    "scope operate (manage.py api_token create USER NAME --scope operate)\n")
+        user = token.user
     elif request.user.is_authenticated:
         user = request.user
     else:
-        return 401, ("sign in as staff, or send 'Authorization: Bearer <token>' with a staff "
-                     "user's token (manage.py api_token create USER NAME)\n")
+        return ("sign in as staff, or send 'Authorization: Bearer <token>' with a staff user's "
+                "token (manage.py api_token create USER NAME --scope operate)\n")
     if not user.is_staff:
-        return 403, "metrics and health details are for staff users and their API tokens\n"
+        return "metrics and health details are for staff users and their API tokens\n"
     return None
 
 
@@ -54,8 +59,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
     """Prometheus text format, for staff: signed in, or `Authorization: Bearer <token>`."""
     refusal = operations_refusal(request)
     if refusal is not None:
-        status, message = refusal
-        return HttpResponse(message, status=status, content_type="text/plain")
+        return HttpResponse(refusal, status=403, content_type="text/plain")
     return HttpResponse(metrics_render(), content_type=CONTENT_TYPE)
 
 

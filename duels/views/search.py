@@ -13,10 +13,12 @@ from django.views.decorators.http import require_GET
 from duels.selectors.episodes import episode_get
 from duels.selectors.search import SearchQueryError, episode_search, transcripts_search
 from duels.views.errors import param_int
+from duels.views.limits import search_rate_limited
 
 
 @require_GET
 @login_required
+@search_rate_limited
 def transcripts_search_page(request: HttpRequest) -> HttpResponse:
     """`/duels/search/?q=words`: steps of any episode holding every word, newest first."""
     query = request.GET.get("q", "").strip()
@@ -36,6 +38,7 @@ def transcripts_search_page(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
+@search_rate_limited
 def episode_search_json(request: HttpRequest, episode_uuid: UUID) -> JsonResponse:
     """`?q=text`: the indices of the episode's steps containing the text, in order."""
     episode = episode_get(episode_uuid=episode_uuid)

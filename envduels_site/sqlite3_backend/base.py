@@ -15,10 +15,14 @@ writing statements run outside any block (which SQLite wraps in a transaction of
 from __future__ import annotations
 
 import threading
+import time
 
 from django.db.backends.sqlite3 import base
 
 DEFAULT_WAIT_SECONDS = 30.0
+# SQLite calls the progress handler every this many virtual-machine instructions (well under
+# a millisecond): often enough to stop a query at its time limit, rarely enough to cost nothing.
+PROGRESS_INSTRUCTIONS = 20_000
 WRITE_VERBS = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
 _turns: dict[str, threading.Lock] = {}
@@ -41,6 +45,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self.holds_turn = False
         self.wait_seconds = DEFAULT_WAIT_SECONDS
         self.turn = write_turn(str(self.settings_dict["NAME"]))
+        # When the running query must stop (time.monotonic()), or None: set per query by
+        # envduels_site.query_limits while a request is served.
+        self.query_deadline: float | None = None
 
     def get_connection_params(self):
         # Bound when the connection opens, to the file it opens (the test runner renames the
@@ -49,6 +56,16 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self.wait_seconds = float(params.get("timeout", DEFAULT_WAIT_SECONDS))
         self.turn = write_turn(str(params["database"]))
         return params
+
+    def get_new_connection(self, conn_params):
+        connection = super().get_new_connection(conn_params)
+        connection.set_progress_handler(self.past_deadline, PROGRESS_INSTRUCTIONS)
+        return connection
+
+    def past_deadline(self) -> int:
+        """Nonzero (SQLite then interrupts the query) once the query's deadline has passed."""
+        deadline = self.query_deadline
+        return int(deadline is not None and time.monotonic() > deadline)
 
     def take_turn(self) -> None:
         """Wait for this process's write turn, as long as SQLite itself would wait."""

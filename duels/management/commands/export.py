@@ -29,7 +29,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from duels.exchange.html_replay import ReplayExportError, replay_html, replay_scope
+from duels.exchange.html_replay import ReplayExportError, replay_chunks, replay_scope
 from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
 from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
 from duels.exchange.streams import FORMATS, ExportRequest, export_lines
@@ -162,21 +162,25 @@ class Command(BaseCommand):
         try:
             episodes, title = replay_scope(episode_uuids=options["episode"],
                                            duel_uuid=options["duel"])
-            text = replay_html(episodes=episodes, title=title)
+            chunks = replay_chunks(episodes=episodes, title=title)
         except ReplayExportError as exc:
             raise CommandError(str(exc)) from exc
         if options["out"] == "-":
-            sys.stdout.write(text)
+            for chunk in chunks:
+                sys.stdout.write(chunk)
             return
+        size = 0
         try:
             with open(options["out"], "w", encoding="utf-8", newline="\n") as out:
-                out.write(text)
+                for chunk in chunks:
+                    out.write(chunk)
+                    size += len(chunk.encode())
         except OSError as exc:
             raise CommandError(f"cannot write {options['out']}: {exc}") from exc
         steps = sum(episode.steps for episode in episodes)
         self.stderr.write(
             f"wrote a replay of {count_noun(len(episodes), 'episode')} "
-            f"({count_noun(steps, 'step')}, {len(text.encode()):,} bytes) to {options['out']}"
+            f"({count_noun(steps, 'step')}, {size:,} bytes) to {options['out']}"
         )
 
     def write_site(self, options: dict[str, Any]) -> None:

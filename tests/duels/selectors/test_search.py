@@ -87,16 +87,20 @@ def test_triggers_lost_in_a_table_rebuild_are_put_back(make):
 
 
 @pytest.mark.django_db
-def test_within_one_episode_substring_in_order(make):
+def test_within_one_episode_words_in_order(make):
     episode = make.episode(steps=6)
     other = make.episode(steps=6)
     for index in (5, 2):
         Step.objects.filter(episode=episode, index=index).update(reply=f"Salt #4000 at {index}")
     Step.objects.filter(episode=other, index=1).update(reply="salt #4000")
     assert episode_search(episode=episode, query="salt #4000") == [2, 5]
-    assert episode_search(episode=episode, query="#40") == [2, 5]
+    assert episode_search(episode=episode, query="4000 AT") == [2, 5]
+    assert episode_search(episode=episode, query="40") == []  # words, not parts of words
+    assert episode_search(episode=make.episode(), query="salt") == []
     with pytest.raises(SearchQueryError):
         episode_search(episode=episode, query="   ")
+    with pytest.raises(SearchQueryError, match="at least one word"):
+        episode_search(episode=episode, query="<" * 200)
 
 
 SEARCH_ON_POSTGRES = """

@@ -9,7 +9,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from duels.models import ModelCall, Status, WorkerHeartbeat
+from duels.models import ModelCall, Status, TokenScope, WorkerHeartbeat
 from duels.services.api_tokens import api_token_create
 from duels.tasks import analytics_refresh_task
 
@@ -61,7 +61,7 @@ def test_anonymous_healthz_is_the_status_alone(client, owner):
 
 def test_healthz_details_for_a_staff_token(client, staff):
     _heartbeat("w-live", seconds_ago=1, host="gpu-box-9")
-    _, raw = api_token_create(user=staff, name="monitoring")
+    _, raw = api_token_create(user=staff, name="monitoring", scope=TokenScope.OPERATE)
     body = client.get("/healthz", HTTP_AUTHORIZATION=f"Bearer {raw}").json()
     assert body["workers"]["items"][0]["host"] == "gpu-box-9"
 
@@ -71,8 +71,9 @@ def test_healthz_is_degraded_without_live_workers(client):
 
 
 def test_metrics_follow_one_rule_for_sessions_and_tokens(client, owner, staff):
-    assert client.get("/metrics").status_code == 401
-    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer nonsense").status_code == 401
+    # Every refusal answers 403, whatever the reason (the text says which).
+    assert client.get("/metrics").status_code == 403
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer nonsense").status_code == 403
     # A non-staff user is refused alike, signed in or by token.
     client.force_login(owner)
     assert client.get("/metrics").status_code == 403
@@ -81,7 +82,7 @@ def test_metrics_follow_one_rule_for_sessions_and_tokens(client, owner, staff):
     refused = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {owner_token}")
     assert refused.status_code == 403 and "staff" in refused.text
     # A staff user is let in alike, signed in or by token.
-    _, staff_token = api_token_create(user=staff, name="prometheus")
+    _, staff_token = api_token_create(user=staff, name="prometheus", scope=TokenScope.OPERATE)
     assert client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {staff_token}").status_code == 200
     client.force_login(staff)
     assert client.get("/metrics").status_code == 200
