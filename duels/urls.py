@@ -2,7 +2,16 @@
 
 from django.urls import include, path
 
-from duels.views import analytics, annotations, api, flywheel, operations, pages, queues
+from duels.views import (
+    analytics,
+    annotations,
+    api,
+    flywheel,
+    operations,
+    pages,
+    publish,
+    queues,
+)
 
 app_name = "duels"
 
@@ -12,6 +21,7 @@ urlpatterns = [
     *queues.urlpatterns,
     *analytics.urlpatterns,
     *flywheel.urlpatterns,
+    *publish.urlpatterns,
     *operations.urlpatterns,
     path("api/v1/", include((api.urlpatterns, "api"))),
 ]

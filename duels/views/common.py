@@ -56,6 +56,20 @@ def _gathered(pieces: Iterator[str]) -> Iterator[bytes]:
         yield "".join(buffer).encode()
 
 
+def streaming_file_download(request: HttpRequest, handle, *, content_type: str,
+                            filename: str) -> StreamingHttpResponse:
+    """An open binary file sent as an attachment a chunk at a time (closed when sent)."""
+    def chunks() -> Iterator[bytes]:
+        with handle:
+            while chunk := handle.read(DOWNLOAD_CHUNK_CHARS):
+                yield chunk
+
+    body = _pulled(chunks()) if isinstance(request, ASGIRequest) else chunks()
+    response = StreamingHttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
 async def _pulled(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
     pull = sync_to_async(next, thread_sensitive=True)
     while (chunk := await pull(chunks, None)) is not None:

@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import shutil
 from uuid import UUID
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 
-from duels.exchange.site import Leave, SiteExportError
-from duels.exchange.site.archive import site_archive
 from duels.selectors.costs import tournament_spend
 from duels.selectors.standings import tournament_standings
 from duels.selectors.tournaments import tournament_duels, tournament_get, tournament_list
 from duels.services.access import (
     TOURNAMENT_CANCEL_DENIED,
-    TOURNAMENT_PUBLISH_DENIED,
     tournament_can_cancel,
     tournament_can_publish,
 )
@@ -79,26 +75,6 @@ def tournament_cancel_view(request: HttpRequest, tournament_uuid: UUID) -> HttpR
     return redirect("duels:tournament_detail", tournament_uuid=tournament.uuid)
 
 
-@require_POST
-@login_required
-def tournament_publish(request: HttpRequest, tournament_uuid: UUID) -> HttpResponse:
-    """Staff: the tournament as a zipped static site (the form's boxes leave parts out)."""
-    tournament = tournament_get(tournament_uuid=tournament_uuid)
-    if not tournament_can_publish(tournament=tournament, user=request.user):
-        raise PermissionDenied(TOURNAMENT_PUBLISH_DENIED)
-    leave = Leave(notes="no_notes" in request.POST, costs="no_costs" in request.POST,
-                  reasoning="no_reasoning" in request.POST)
-    name = f"envduels-site-{str(tournament.uuid)[:8]}"
-    try:
-        archive = site_archive(tournament_uuid=tournament.uuid, name=name, leave=leave)
-    except SiteExportError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
-    handle = open(archive, "rb")  # noqa: SIM115 - FileResponse closes it
-    # The folder goes once the archive is open (its data stays readable until closed).
-    shutil.rmtree(archive.parent, ignore_errors=True)
-    return FileResponse(handle, as_attachment=True, filename=f"{name}.zip")
-
-
 urlpatterns = [
     path("tournaments/", tournament_list_page, name="tournament_list"),
     path("tournaments/<uuid:tournament_uuid>/", tournament_detail, name="tournament_detail"),
@@ -107,6 +83,4 @@ urlpatterns = [
         tournament_cancel_view,
         name="tournament_cancel",
     ),
-    path("tournaments/<uuid:tournament_uuid>/site.zip", tournament_publish,
-         name="tournament_publish"),
 ]
