@@ -1,4 +1,4 @@
-"""RL-trainer packages of a curated training set: `verifiers` and Gymnasium.
+"""RL-trainer packages of a curated training set: `verifiers` (the v1 stack, 0.4) and Gymnasium.
 
 Each package is a directory with a pyproject, a README naming every design's author, figures and
 content hash, the designs (designs.json) and the modules of `duels/exchange/rl_runtime`, which
@@ -29,12 +29,13 @@ RUNTIME = Path(__file__).with_name("rl_runtime")
 # index would run code on every trainer): the README gives the pinned install of the EnvDuels
 # installation that wrote the package, a manual step.
 DEPENDENCIES = {
-    "verifiers": ['"verifiers>=0.2.1,<0.3"', '"datasets>=3.3,<6"'],
+    "verifiers": ['"verifiers>=0.4,<0.5"'],
     "gymnasium": ['"gymnasium>=1.0,<2"'],
 }
 FRONT_END = {"verifiers": "verifiers_env.py", "gymnasium": "gymnasium_env.py"}
 INIT = {
-    "verifiers": 'from .verifiers_env import load_environment\n\n__all__ = ["load_environment"]\n',
+    "verifiers": 'from .verifiers_env import EnvDuelsEnv, EnvDuelsTaskset\n\n'
+                 '__all__ = ["EnvDuelsEnv", "EnvDuelsTaskset"]\n',
     "gymnasium": 'from .gymnasium_env import EnvDuelsEnv, register_all\n\nENV_IDS = register_all()'
                  '\n\n__all__ = ["ENV_IDS", "EnvDuelsEnv", "register_all"]\n',
 }
@@ -44,7 +45,7 @@ __all__ = ["PACKAGE_FORMATS", "PackageError", "package_module_name", "rl_package
 
 
 def package_module_name(name: str) -> str:
-    """A Python module name for `name` (what `verifiers.load_environment` imports)."""
+    """A Python module name for `name` (what verifiers imports for the taskset id)."""
     module = re.sub(r"[^a-z0-9_]+", "_", name.lower().replace("-", "_")).strip("_")
     if not module or module[0].isdigit():
         module = f"envduels_{module}"
@@ -66,8 +67,8 @@ def _figure(value: float | None, digits: int = 2) -> str:
 
 def _readme(name: str, module: str, package_format: str, designs: list[dict]) -> str:
     usage = {
-        "verifiers": f'import verifiers as vf\nenv = vf.load_environment("{module}", '
-                     'use_hint=False)',
+        "verifiers": f"vf-eval {module} --env.taskset.use-hint false -m MODEL "
+                     "--client.base-url URL",
         "gymnasium": f'import gymnasium as gym\nimport {module}\n'
                      f'env = gym.make({module}.ENV_IDS[0])\nobs, info = env.reset(seed=0)',
     }[package_format]
@@ -83,7 +84,7 @@ def _readme(name: str, module: str, package_format: str, designs: list[dict]) ->
         "dependency: install it yourself, from the installation that wrote this package "
         f"({installation_reference()}), never by its bare name from a package index:", "",
         "```sh", f"pip install '{installation_requirement()}'", "pip install .", "```", "",
-        "```python", usage, "```", "",
+        "```sh" if package_format == "verifiers" else "```python", usage, "```", "",
         "| design | title | author | training value | p_u | p_h | hint gain [95%] | "
         "difficulty b | hint effect γ | content hash |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
