@@ -1,4 +1,5 @@
-"""RL-trainer packages of a curated training set: `verifiers` (the v1 stack, 0.4) and Gymnasium.
+"""RL-trainer packages of a curated training set: `verifiers` (the v1 stack, 0.4), Gymnasium and
+TRL (an `environment_factory` class).
 
 Each package is a directory with a pyproject, a README naming every design's author, figures and
 content hash, the designs (designs.json) and the modules of `duels/exchange/rl_runtime`, which
@@ -23,7 +24,7 @@ from duels.exchange.trainers.common import (
 )
 from duels.selectors.training_sets import TrainingItem
 
-PACKAGE_FORMATS = ("verifiers", "gymnasium")
+PACKAGE_FORMATS = ("verifiers", "gymnasium", "trl")
 RUNTIME = Path(__file__).with_name("rl_runtime")
 # EnvDuels itself is never a dependency by bare name (whoever registered that name on a package
 # index would run code on every trainer): the README gives the pinned install of the EnvDuels
@@ -31,13 +32,17 @@ RUNTIME = Path(__file__).with_name("rl_runtime")
 DEPENDENCIES = {
     "verifiers": ['"verifiers>=0.4,<0.5"'],
     "gymnasium": ['"gymnasium>=1.0,<2"'],
+    "trl": ['"trl>=1.16,<2"', '"datasets>=3.3"'],
 }
-FRONT_END = {"verifiers": "verifiers_env.py", "gymnasium": "gymnasium_env.py"}
+FRONT_END = {"verifiers": "verifiers_env.py", "gymnasium": "gymnasium_env.py",
+             "trl": "trl_env.py"}
 INIT = {
     "verifiers": 'from .verifiers_env import EnvDuelsEnv, EnvDuelsTaskset\n\n'
                  '__all__ = ["EnvDuelsEnv", "EnvDuelsTaskset"]\n',
     "gymnasium": 'from .gymnasium_env import EnvDuelsEnv, register_all\n\nENV_IDS = register_all()'
                  '\n\n__all__ = ["ENV_IDS", "EnvDuelsEnv", "register_all"]\n',
+    "trl": 'from .trl_env import EnvDuelsTRLEnv, dataset_rows\n\n'
+           '__all__ = ["EnvDuelsTRLEnv", "dataset_rows"]\n',
 }
 
 
@@ -71,6 +76,11 @@ def _readme(name: str, module: str, package_format: str, designs: list[dict]) ->
                      "--client.base-url URL",
         "gymnasium": f'import gymnasium as gym\nimport {module}\n'
                      f'env = gym.make({module}.ENV_IDS[0])\nobs, info = env.reset(seed=0)',
+        "trl": f"from datasets import Dataset\nfrom trl import GRPOConfig, GRPOTrainer\n"
+               f"from {module} import EnvDuelsTRLEnv, dataset_rows\n"
+               "trainer = GRPOTrainer(model=MODEL, args=GRPOConfig(...), "
+               "train_dataset=Dataset.from_list(dataset_rows(seeds=4)), "
+               "environment_factory=EnvDuelsTRLEnv)",
     }[package_format]
     lines = [
         f"# {markdown_text(name)}", "",

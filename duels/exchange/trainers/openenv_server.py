@@ -159,15 +159,18 @@ class EnvServer:
                                     error=type(error).__name__)
         session.steps += 1
         session.success = bool(result.done and result.success)
-        session.done = bool(result.done) or session.steps >= session.design.max_steps
+        # done ends the episode either way; metadata says when the action cap ended it.
+        truncated = not result.done and session.steps >= session.design.max_steps
+        session.done = bool(result.done) or truncated
         if session.done:
             await self.session_close_sandbox(session)
-        return self.observation(session, result.observation, reward=float(result.reward or 0))
+        return self.observation(session, result.observation, reward=float(result.reward or 0),
+                                truncated=truncated)
 
     def observation(self, session: EnvSession, text: str, *, reward: float,
-                    error: str = "") -> dict[str, Any]:
+                    error: str = "", truncated: bool = False) -> dict[str, Any]:
         metadata = {"episode_id": session.episode_id, "sandbox": session.sandboxes_opened[-1],
-                    "max_steps": session.design.max_steps}
+                    "max_steps": session.design.max_steps, "truncated": truncated}
         if error:
             metadata["error"] = error
         return {"observation": {"text": text, "design": session.design.id, "seed": session.seed,

@@ -9,7 +9,7 @@ envduels: the exchange format (docs/exchange-format.md); filters narrow to duels
 pass rates.
 chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition hinted|unhinted,
 --thinking to keep each reply's reasoning as `reasoning_content`).
-verifiers, gymnasium: a curated training set as an RL-trainer package written to the directory
+verifiers, gymnasium, trl: a curated training set as an RL-trainer package written to the directory
 --out (set options as for `manage.py training_set`: --size, --per-cluster, --author, --family,
 --tournament, --round, --pass-low, --pass-high, --name).
 envduels-v1: the same set in the original harness's format-version-1 layout (manifest.json, one
