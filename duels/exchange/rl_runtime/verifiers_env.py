@@ -6,8 +6,9 @@ seed, sends the observation as the user's turn, reads the reply's last `ACTION:`
 it to the sandbox, until the environment says done or max_steps actions were taken. A reply
 without a readable action gets EnvDuels' format reminder and counts as a turn. The reward
 `success` is 1 when the environment reported success, else 0; the environment's own reward is
-the metric `env_reward`. The hint is in the system prompt only with `use_hint = true`, as in
-EnvDuels' hinted condition.
+`env_reward` in the trace's info, next to `steps` (each turn's observation, reward, done and
+success as the environment answered). The hint is in the system prompt only with
+`use_hint = true`, as in EnvDuels' hinted condition.
 
     vf-eval <package name> --env.taskset.use-hint false
 """
@@ -59,6 +60,7 @@ class EnvDuelsEnv(vf.Env[EnvDuelsEnvConfig]):
         sandbox = await asyncio.to_thread(
             lambda: open_design(item, require_sandbox(info["backend"])).__enter__())
         outcome = {"success": False, "reward": 0.0, "actions": 0}
+        steps: list[dict] = []  # what the environment answered, one entry per counted turn
         try:
             message = await asyncio.to_thread(sandbox.reset, seed=int(info["seed"]))
             async with agents.player.interaction(task) as interaction:
@@ -70,9 +72,14 @@ class EnvDuelsEnv(vf.Env[EnvDuelsEnvConfig]):
                         message = format_reminder(protocol="text", problem=parsed.format_error,
                                                   steps_used=outcome["actions"],
                                                   max_steps=max_steps)
+                        steps.append({"observation": message, "reward": 0.0, "done": False,
+                                      "success": False})
                     else:
                         result = await asyncio.to_thread(sandbox.step, parsed.action)
                         outcome["reward"] += float(result.reward or 0.0)
+                        steps.append({"observation": result.observation,
+                                      "reward": float(result.reward or 0.0),
+                                      "done": result.done, "success": result.success})
                         if result.done:
                             outcome["success"] = bool(result.success)
                             break
@@ -84,8 +91,7 @@ class EnvDuelsEnv(vf.Env[EnvDuelsEnvConfig]):
             await asyncio.to_thread(sandbox.__exit__, None, None, None)
         trace = interaction.trace
         trace.record_reward("success", 1.0 if outcome["success"] else 0.0, 1.0)
-        trace.info["env_reward"] = outcome["reward"]
-        trace.info["actions"] = outcome["actions"]
+        trace.info.update(env_reward=outcome["reward"], actions=outcome["actions"], steps=steps)
 
 
 class EnvDuelsTaskset(vf.Taskset[EnvDuelsTask, EnvDuelsConfig]):

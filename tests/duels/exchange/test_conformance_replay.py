@@ -3,15 +3,18 @@ action by action through every trainer adapter EnvDuels writes, give the observa
 and success the duel recorded, step for step.
 
 Adapters: the Gymnasium package's env, the envduels-v1 class, the OpenEnv server's websocket
-session (its ASGI app, driven in-process), and the TRL package's class (its `act` tool answers
-the observation; its reward is the episode's success). The verifiers taskset is replayed in its
-own virtualenv by `test_rl_verifiers.py`'s machinery in `test_verifiers_replays_the_duel`.
+session (its ASGI app, driven in-process), the TRL package's class (its `act` tool answers the
+observation; its reward is the episode's success), and the verifiers taskset run by `vf-eval` in
+its cached virtualenv, the loopback model answering each turn with the reply the duel's solver
+gave (format errors included); its trace's info holds what the environment answered.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +33,9 @@ from duels.selectors.training_sets import TrainingItem
 from duels.services.players import player_seed_builtin
 from sandbox_runner import available_backends
 from tests.duels.exchange.test_envduels_v1 import load_class
+from tests.duels.exchange.test_rl_verifiers import VERIFIERS
+from tests.duels.exchange.trainer_venvs import trainer_venv, uv_binary, venv_environment
+from tests.helpers.model_server import ModelServer
 from tests.helpers.parts import need
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -44,6 +50,9 @@ class Recorded:
     reset: str
     steps: list[tuple[str, str, float, bool, bool]]  # action, observation, reward, done, success
     success: bool
+    hinted: bool
+    replies: list[str]  # every reply the solver gave, format errors included
+    transcript: list[tuple[str, float, bool, bool]]  # every turn's answer, reminders included
 
 
 def recorded_episodes(duel: Duel) -> list[Recorded]:
@@ -53,9 +62,12 @@ def recorded_episodes(duel: Duel) -> list[Recorded]:
         rows = list(episode.trajectory.order_by("index"))
         steps = [(s.action, s.observation, float(s.reward or 0.0), s.done, s.success)
                  for s in rows[1:] if not s.format_error]
-        episodes.append(Recorded(design=episode.environment.content_hash, seed=episode.seed,
-                                 reset=rows[0].observation, steps=steps,
-                                 success=episode.success))
+        episodes.append(Recorded(
+            design=episode.environment.content_hash, seed=episode.seed,
+            reset=rows[0].observation, steps=steps, success=episode.success,
+            hinted=episode.hint_id is not None, replies=[s.reply for s in rows[1:]],
+            transcript=[(s.observation, float(s.reward or 0.0), s.done, s.success)
+                        for s in rows[1:]]))
     return episodes
 
 
@@ -127,6 +139,55 @@ def replay_trl(package, episode: Recorded) -> tuple[str, list, float]:
     return first, observations, env.get_reward()
 
 
+def replay_verifiers(items: list[TrainingItem], episodes: list[Recorded], tmp_path: Path,
+                     backend: str) -> dict[tuple[str, int], tuple[list, float]]:
+    """Each unhinted (design, seed) played by vf-eval with the duel solver's replies; returns
+    (the environment's answers, the success reward) per (design, seed)."""
+    name = f"conform_vf_{os.getpid()}"
+    package = rl_package_write(items=items, package_format="verifiers", out=tmp_path / "vf",
+                               name=name)
+    venv = trainer_venv("verifiers", requirements=VERIFIERS, envduels=True,
+                        packages=(package,))
+    # The model sees the conversation, not the seed: the recorded episode whose observations
+    # so far are this conversation's gives the next reply (seeds with one reset text diverge
+    # later, and the built-in solver answers one history one way).
+    unhinted = [e for e in episodes if not e.hinted]
+
+    def replay(messages: list[dict]) -> str:
+        seen = [m["content"] for m in messages if m["role"] == "user"]
+        turn = sum(1 for m in messages if m["role"] == "assistant")
+        for episode in unhinted:
+            answers = [observation for observation, *_ in episode.transcript[:len(seen) - 1]]
+            if [episode.reset, *answers] == seen and turn < len(episode.replies):
+                return episode.replies[turn]
+        return "ACTION: (no recorded episode has this history)"
+
+    out = tmp_path / "vf-out"
+    with ModelServer(policy=replay) as server:
+        done = subprocess.run(
+            [str(venv / "bin" / "vf-eval"), name, "-m", "replay", "--no-push", "-o", str(out),
+             "--client.base-url", server.base_url, "--client.api-key-var", "LOOPBACK_KEY",
+             "--env.taskset.seeds", str(max(e.seed for e in episodes) + 1),
+             "--env.taskset.backend", backend],
+            capture_output=True, text=True, timeout=900, cwd=tmp_path,
+            env=venv_environment(LOOPBACK_KEY="loopback", ENVDUELS_SANDBOX=backend,
+                                 PATH=f"{venv / 'bin'}:{os.environ['PATH']}"))
+    traces = list(out.glob("*/traces.jsonl"))
+    assert done.returncode == 0 and len(traces) == 1, done.stderr[-3000:]
+    designs = {d["id"]: d["design"] for d in json.loads(
+        (package / name / "designs.json").read_text())["designs"]}
+    played = {}
+    for line in traces[0].read_text().splitlines():
+        record = json.loads(line)
+        (trace,) = record["traces"]
+        info = record["task"]["data"]["info"]
+        answers = [(s["observation"], s["reward"], s["done"], s["success"])
+                   for s in trace["info"]["steps"]]
+        played[(designs[info["design"]], info["seed"])] = (
+            answers, trace["rewards"]["success"]["score"])
+    return played
+
+
 def test_every_adapter_replays_the_duel_step_for_step(tmp_path, settings, monkeypatch):
     backends = available_backends()
     need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
@@ -165,4 +226,11 @@ def test_every_adapter_replays_the_duel_step_for_step(tmp_path, settings, monkey
         assert reward == (1.0 if episode.success else 0.0)
         replayed += 1
     assert replayed == len(episodes)
+    need(uv_binary() is not None, "uv is not installed")
+    played = replay_verifiers(items, episodes, tmp_path, backend)
+    unhinted = [e for e in episodes if not e.hinted]
+    assert set(played) == {(e.design, e.seed) for e in unhinted}
+    for episode in unhinted:
+        assert played[(episode.design, episode.seed)] == (
+            episode.transcript, 1.0 if episode.success else 0.0)
     app.executor.shutdown(wait=True)
