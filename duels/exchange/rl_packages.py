@@ -1,4 +1,5 @@
-"""RL-trainer packages of a curated training set: `verifiers` and Gymnasium.
+"""RL-trainer packages of a curated training set: `verifiers` (the v1 stack, 0.4), Gymnasium and
+TRL (an `environment_factory` class).
 
 Each package is a directory with a pyproject, a README naming every design's author, figures and
 content hash, the designs (designs.json) and the modules of `duels/exchange/rl_runtime`, which
@@ -11,32 +12,45 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from duels.exchange.trainers.common import (
+    PackageError,
+    directory_write,
+    installation_reference,
+    installation_requirement,
+    markdown_text,
+)
 from duels.selectors.training_sets import TrainingItem
 
-PACKAGE_FORMATS = ("verifiers", "gymnasium")
+PACKAGE_FORMATS = ("verifiers", "gymnasium", "trl")
 RUNTIME = Path(__file__).with_name("rl_runtime")
+# EnvDuels itself is never a dependency by bare name (whoever registered that name on a package
+# index would run code on every trainer): the README gives the pinned install of the EnvDuels
+# installation that wrote the package, a manual step.
 DEPENDENCIES = {
-    "verifiers": ['"verifiers>=0.2.1,<0.3"', '"datasets>=3.3,<6"', '"envduels"'],
-    "gymnasium": ['"gymnasium>=1.0,<2"', '"envduels"'],
+    "verifiers": ['"verifiers>=0.4,<0.5"'],
+    "gymnasium": ['"gymnasium>=1.0,<2"'],
+    "trl": ['"trl>=1.16,<2"', '"datasets>=3.3"'],
 }
-FRONT_END = {"verifiers": "verifiers_env.py", "gymnasium": "gymnasium_env.py"}
+FRONT_END = {"verifiers": "verifiers_env.py", "gymnasium": "gymnasium_env.py",
+             "trl": "trl_env.py"}
 INIT = {
-    "verifiers": 'from .verifiers_env import load_environment\n\n__all__ = ["load_environment"]\n',
+    "verifiers": 'from .verifiers_env import EnvDuelsEnv, EnvDuelsTaskset\n\n'
+                 '__all__ = ["EnvDuelsEnv", "EnvDuelsTaskset"]\n',
     "gymnasium": 'from .gymnasium_env import EnvDuelsEnv, register_all\n\nENV_IDS = register_all()'
                  '\n\n__all__ = ["ENV_IDS", "EnvDuelsEnv", "register_all"]\n',
+    "trl": 'from .trl_env import EnvDuelsTRLEnv, dataset_rows\n\n'
+           '__all__ = ["EnvDuelsTRLEnv", "dataset_rows"]\n',
 }
 
 
-class PackageError(Exception):
-    """A package cannot be written as asked; the message says what to change."""
+__all__ = ["PACKAGE_FORMATS", "PackageError", "package_module_name", "rl_package_write"]
 
 
 def package_module_name(name: str) -> str:
-    """A Python module name for `name` (what `verifiers.load_environment` imports)."""
+    """A Python module name for `name` (what verifiers imports for the taskset id)."""
     module = re.sub(r"[^a-z0-9_]+", "_", name.lower().replace("-", "_")).strip("_")
     if not module or module[0].isdigit():
         module = f"envduels_{module}"
@@ -58,27 +72,37 @@ def _figure(value: float | None, digits: int = 2) -> str:
 
 def _readme(name: str, module: str, package_format: str, designs: list[dict]) -> str:
     usage = {
-        "verifiers": f'import verifiers as vf\nenv = vf.load_environment("{module}", '
-                     'use_hint=False)',
+        "verifiers": f"vf-eval {module} --env.taskset.use-hint false -m MODEL "
+                     "--client.base-url URL",
         "gymnasium": f'import gymnasium as gym\nimport {module}\n'
                      f'env = gym.make({module}.ENV_IDS[0])\nobs, info = env.reset(seed=0)',
+        "trl": f"from datasets import Dataset\nfrom trl import GRPOConfig, GRPOTrainer\n"
+               f"from {module} import EnvDuelsTRLEnv, dataset_rows\n"
+               "trainer = GRPOTrainer(model=MODEL, args=GRPOConfig(...), "
+               "train_dataset=Dataset.from_list(dataset_rows(seeds=4)), "
+               "environment_factory=EnvDuelsTRLEnv)",
     }[package_format]
     lines = [
-        f"# {name}", "",
+        f"# {markdown_text(name)}", "",
         f"{len(designs)} environment designs from EnvDuels, chosen by training value, as a "
         f"`{package_format}` package.", "",
         "The environment code was written by models. It runs only inside EnvDuels' sandbox "
-        "runner (docker, bwrap or unshare): install EnvDuels (`envduels`) next to this package. "
-        "With no working sandbox backend the package refuses to start (SandboxUnavailable).",
-        "", "```python", usage, "```", "",
+        "runner (docker, bwrap or unshare). With no working sandbox backend the package "
+        "refuses to start (SandboxUnavailable).", "",
+        "## Install (one manual step)", "",
+        "This package imports EnvDuels for its sandbox runner, and does not name EnvDuels as a "
+        "dependency: install it yourself, from the installation that wrote this package "
+        f"({installation_reference()}), never by its bare name from a package index:", "",
+        "```sh", f"pip install '{installation_requirement()}'", "pip install .", "```", "",
+        "```sh" if package_format == "verifiers" else "```python", usage, "```", "",
         "| design | title | author | training value | p_u | p_h | hint gain [95%] | "
         "difficulty b | hint effect γ | content hash |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for item in designs:
         f = item["figures"]
-        title = item["title"].replace("|", "\\|")
-        author = (item["author"] or "a person").replace("|", "\\|")
+        title = markdown_text(item["title"])
+        author = markdown_text(item["author"] or "a person")
         lines.append(
             f"| `{item['id']}` | {title} | {author} | {_figure(f.get('value'), 3)} | "
             f"{_figure(f.get('p_unhinted'))} | {_figure(f.get('p_hinted'))} | "
@@ -98,8 +122,6 @@ def rl_package_write(*, items: Sequence[TrainingItem], package_format: str, out:
     if not items:
         raise PackageError("the training set is empty: no design has a training value under "
                            "these filters (run `manage.py analytics --refresh` after duels)")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise PackageError(f"{out} already exists and is not an empty directory")
     module = package_module_name(name)
     taken: set[str] = set()
     designs = [
@@ -109,15 +131,13 @@ def rl_package_write(*, items: Sequence[TrainingItem], package_format: str, out:
          "cluster": item.cluster, "source": item.source, "figures": item.training}
         for item in items
     ]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".envduels-package-", dir=out.parent))
-    try:
+    def fill(staging: Path) -> None:
         package = staging / module
         package.mkdir()
         for filename in ("designs.py", FRONT_END[package_format]):
             shutil.copyfile(RUNTIME / filename, package / filename)
         (package / "__init__.py").write_text(
-            f'"""{name}: EnvDuels designs for {package_format} (generated)."""\n\n'
+            f'"""{module}: EnvDuels designs for {package_format} (generated)."""\n\n'
             + INIT[package_format], encoding="utf-8")
         (package / "designs.json").write_text(json.dumps(
             {"format": f"envduels.{package_format}.v1", "designs": designs},
@@ -135,10 +155,5 @@ def rl_package_write(*, items: Sequence[TrainingItem], package_format: str, out:
             encoding="utf-8")
         (staging / "README.md").write_text(_readme(name, module, package_format, designs),
                                            encoding="utf-8")
-        if out.exists():
-            out.rmdir()
-        staging.rename(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return out
+
+    return directory_write(out=out, fill=fill)

@@ -13,7 +13,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max
 
-from duels.annotation_defaults import DEFAULT_RUBRIC_UUID
+from duels.annotation_defaults import (
+    DEFAULT_QUESTIONS,
+    DEFAULT_RUBRIC_LINEAGE,
+    DEFAULT_RUBRIC_NAME,
+    DEFAULT_RUBRIC_UUID,
+)
 from duels.models import QuestionKind, Rubric
 from duels.services.annotation_access import rubric_can_edit
 
@@ -127,6 +132,11 @@ def rubric_revise(*, user: AbstractBaseUser, rubric: Rubric, name: str, question
 
 
 def rubric_default() -> Rubric:
-    """The newest version of the default rubric (made from the starter tags)."""
-    first = Rubric.objects.get(uuid=DEFAULT_RUBRIC_UUID)
+    """The newest version of the default rubric (made from the starter tags; made again here
+    when its first version was deleted, so the review pages never lack a rubric)."""
+    first, _ = Rubric.objects.get_or_create(
+        uuid=DEFAULT_RUBRIC_UUID,
+        defaults={"lineage": DEFAULT_RUBRIC_LINEAGE, "version": 1, "name": DEFAULT_RUBRIC_NAME,
+                  "questions": DEFAULT_QUESTIONS,
+                  "description": "The starter tags, a 1–5 rating and a note."})
     return Rubric.objects.filter(lineage=first.lineage).order_by("-version").first()

@@ -23,7 +23,8 @@ SPECS = {spec["model"]: spec for spec in BUILTIN_PLAYER_SPECS}
 
 
 class ModelServer:
-    """Serves POST /v1/chat/completions (non-streamed); counts requests and 503s."""
+    """Serves POST /v1/chat/completions (whole, or streamed as server-sent events when the
+    request asks `stream`); counts requests and 503s."""
 
     def __init__(self, *, policy: Callable[[list[dict[str, Any]]], str] | None = None) -> None:
         self.policy = policy
@@ -86,12 +87,36 @@ class ModelServer:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 status, payload = server.answer(body)
+                if body.get("stream") and status == 200:
+                    self.stream(payload)
+                    return
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def stream(self, payload: dict[str, Any]) -> None:
+                """The answer as server-sent chat.completion.chunk events, then [DONE]."""
+                message = payload["choices"][0]["message"]
+                base = {key: payload[key] for key in ("id", "created", "model")}
+                chunks = [
+                    {"index": 0, "delta": {"role": "assistant", "content": message["content"]},
+                     "finish_reason": None},
+                    {"index": 0, "delta": {}, "finish_reason": "stop"},
+                ]
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.end_headers()
+                for choice in chunks:
+                    event = {**base, "object": "chat.completion.chunk", "choices": [choice]}
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                usage = {**base, "object": "chat.completion.chunk", "choices": [],
+                         "usage": payload["usage"]}
+                self.wfile.write(f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode())
+                self.close_connection = True
 
             def log_message(self, *args: object) -> None:
                 pass

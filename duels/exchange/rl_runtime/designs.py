@@ -11,12 +11,18 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from duels.players.actions import action_from_text
-from duels.players.prompts import solver_system_prompt
-from sandbox_runner import SandboxUnavailable, open_sandbox, resolve_backend
+try:
+    from duels.players.actions import action_from_text, format_reminder
+    from duels.players.prompts import solver_system_prompt
+    from sandbox_runner import SandboxUnavailable, open_sandbox, resolve_backend
+except ImportError as missing:  # EnvDuels is a manual install step, never a bare dependency
+    raise ImportError(
+        "this package runs its designs in EnvDuels' sandbox runner: install EnvDuels from the "
+        "installation that wrote it, as this package's README.md shows "
+        f"(pip install 'envduels @ <its path or URL>'); missing: {missing.name}") from missing
 
-__all__ = ["SandboxUnavailable", "design", "designs", "open_design", "action_from_text",
-           "require_sandbox", "solver_system_prompt"]
+__all__ = ["SandboxUnavailable", "action_from_text", "design", "designs", "format_reminder",
+           "open_design", "require_sandbox", "solver_system_prompt"]
 
 
 @cache

@@ -9,9 +9,11 @@ envduels: the exchange format (docs/exchange-format.md); filters narrow to duels
 pass rates.
 chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition hinted|unhinted,
 --thinking to keep each reply's reasoning as `reasoning_content`).
-verifiers, gymnasium: a curated training set as an RL-trainer package written to the directory
+verifiers, gymnasium, trl: a curated training set as an RL-trainer package written to the directory
 --out (set options as for `manage.py training_set`: --size, --per-cluster, --author, --family,
 --tournament, --round, --pass-low, --pass-high, --name).
+envduels-v1: the same set in the original harness's format-version-1 layout (manifest.json, one
+class per design that runs it in the sandbox runner), written to the directory --out.
 html: one self-contained replay file (opens from disk, no server) of --episode UUID (repeat it
 for a compare pair) or of every episode of --duel UUID.
 site: a static website of --tournament UUID (repeatable) written to the new folder --out, the
@@ -33,10 +35,13 @@ from duels.exchange.html_replay import ReplayExportError, replay_chunks, replay_
 from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
 from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
 from duels.exchange.streams import FORMATS, ExportRequest, export_lines
+from duels.exchange.trainers.envduels_v1 import envduels_v1_write
 from duels.management.commands.training_set import add_set_arguments, set_filters
 from duels.models import Condition, Outcome, Status
 from duels.selectors.training_sets import training_set_select
 from duels.wording import count_noun
+
+TRAINER_FORMATS = ("envduels-v1",)
 
 
 def export_request(options: dict[str, Any]) -> ExportRequest:
@@ -86,7 +91,8 @@ class Command(BaseCommand):
                             help="File to write ('-' for stdout); default "
                                  "var/exports/FORMAT-TIME.jsonl (a directory for verifiers and "
                                  "gymnasium packages, a .html file for html).")
-        parser.add_argument("--format", choices=[*FORMATS, *PACKAGE_FORMATS, "html", "site"],
+        parser.add_argument("--format", choices=[*FORMATS, *PACKAGE_FORMATS, *TRAINER_FORMATS,
+                                                 "html", "site"],
                             default="envduels")
         parser.add_argument("--episode", action="append", default=[],
                             help="html: an episode to put in the replay file (repeatable).")
@@ -125,18 +131,21 @@ class Command(BaseCommand):
             raise CommandError("name one --tournament (several go into one --format site only)")
         options["tournament"] = "".join(options["tournament"])
         if not options["out"]:
-            suffix = ("" if options["format"] in PACKAGE_FORMATS
+            suffix = ("" if options["format"] in (*PACKAGE_FORMATS, *TRAINER_FORMATS)
                       else ".html" if options["format"] == "html" else ".jsonl")
             options["out"] = str(default_export_path(export_format=options["format"],
                                                      suffix=suffix))
-        if options["format"] in PACKAGE_FORMATS:
+        if options["format"] in (*PACKAGE_FORMATS, *TRAINER_FORMATS):
             items = training_set_select(filters=set_filters(options))
             try:
-                out = rl_package_write(items=items, package_format=options["format"],
-                                       out=Path(options["out"]), name=options["name"])
+                if options["format"] == "envduels-v1":
+                    out = envduels_v1_write(items=items, out=Path(options["out"]))
+                else:
+                    out = rl_package_write(items=items, package_format=options["format"],
+                                           out=Path(options["out"]), name=options["name"])
             except (PackageError, OSError) as exc:
                 raise CommandError(str(exc)) from exc
-            self.stderr.write(f"wrote a {options['format']} package of {len(items)} designs "
+            self.stderr.write(f"wrote the {options['format']} export of {len(items)} designs "
                               f"to {out}")
             return
         if options["format"] == "html":

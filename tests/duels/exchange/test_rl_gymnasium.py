@@ -34,7 +34,7 @@ def test_export_writes_a_package_with_readme_designs_and_pyproject(make, tmp_pat
     readme = (out / "README.md").read_text()
     for env in environments:
         assert env.content_hash in readme and env.author.name in readme
-    assert '"gymnasium>=1.0,<2", "envduels"' in (out / "pyproject.toml").read_text()
+    assert 'dependencies = ["gymnasium>=1.0,<2"]' in (out / "pyproject.toml").read_text()
     # The package never carries code that runs the environment in-process.
     runtime = (out / "duel_gym" / "gymnasium_env.py").read_text()
     assert "exec(" not in runtime and "open_design" in runtime

@@ -1,125 +1,84 @@
-"""The verifiers package, installed with its declared dependencies into its own virtualenv,
-loads with `verifiers.load_environment` and scores rollouts against a loopback model server.
+"""The verifiers package, installed into its own virtualenv with the current verifiers release
+(the `verifiers.v1` stack), resolves as a taskset by its package name and scores rollouts
+played against a loopback model server: a solving policy 1.0 on every task, a failing one 0.0.
 
-verifiers is heavy, so it never enters the project's environment: the virtualenv is built once
-per lock (uv.lock and the package's dependencies) under ENVDUELS_TEST_CACHE (default
-~/.cache/envduels-tests) and reused; each run installs the freshly exported package into it.
+`vf-eval` (verifiers' own command) loads the taskset, runs each task through its chat harness
+and our env, and writes one trace a task; the rewards are read from those traces.
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
 from duels.exchange.rl_packages import DEPENDENCIES
-from sandbox_runner import SandboxUnavailable, resolve_backend
+from sandbox_runner import available_backends
 from tests.duels.exchange.rl_sets import make_rl_set
+from tests.duels.exchange.test_rl_gymnasium import sandbox_works
+from tests.duels.exchange.trainer_venvs import trainer_venv, uv_binary, venv_environment
 from tests.helpers.model_server import ModelServer
 from tests.helpers.parts import need
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = Path(__file__).with_name("verifiers_rollout.py")
-
-
-def _cache_root() -> Path:
-    return Path(os.environ.get("ENVDUELS_TEST_CACHE")
-                or Path.home() / ".cache" / "envduels-tests")
-
-
-def _uv() -> str | None:
-    beside = Path(sys.executable).with_name("uv")
-    return str(beside) if beside.exists() else shutil.which("uv")
-
-
-def verifiers_venv(package: Path, uv: str) -> Path:
-    """The cached virtualenv with `package` (and its declared dependencies) installed.
-
-    The first install resolves every declared dependency from the package index. Later runs
-    reuse that resolution: the key covers every dependency the package and EnvDuels declare, so
-    the package and the current EnvDuels source go in without resolving again (no revalidation
-    of each dependency against the index) and `uv pip check` proves every declared requirement
-    is still met.
-    """
-    key = hashlib.sha256((ROOT / "uv.lock").read_bytes()
-                         + " ".join(DEPENDENCIES["verifiers"]).encode()
-                         + sys.version.encode()).hexdigest()[:16]
-    root = _cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    venv = root / f"verifiers-{key}"
-    python = str(venv / "bin" / "python")
-    with open(root / f"verifiers-{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one process builds or installs at a time
-        ready = (venv / "ready").exists()
-        if not ready:
-            shutil.rmtree(venv, ignore_errors=True)
-            subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
-        # The package and EnvDuels itself (what "envduels" in its dependencies names), rebuilt
-        # from this checkout every run.
-        reuse = ["--no-deps"] if ready else []
-        subprocess.run([uv, "pip", "install", "-q", "-p", python, *reuse,
-                        "--reinstall-package", "envduels", str(package), str(ROOT)],
-                       check=True, capture_output=True, timeout=1200)
-        subprocess.run([uv, "pip", "check", "-q", "-p", python],
-                       check=True, capture_output=True, timeout=120)
-        (venv / "ready").write_text("ok")
-    return venv
+VERIFIERS = [[requirement.strip('"') for requirement in DEPENDENCIES["verifiers"]]]
 
 
 def _policy(solves: bool):
     def answer(messages: list[dict]) -> str:
-        last = messages[-1]["content"]
-        match = re.search(r"Say the number (\d+)", " ".join(
-            m["content"] for m in messages if m["role"] == "user"))
-        if solves and match:
-            return f"The task says {match.group(1)}.\nACTION: {match.group(1)}"
-        return f"I read: {last[:40]}\nACTION: not a number"
+        said = re.findall(r"Say the number (\d+)", " ".join(
+            str(m.get("content")) for m in messages if m.get("role") == "user"))
+        if solves and said:
+            return f"The task says {said[-1]}.\nACTION: {said[-1]}"
+        return "I will guess.\nACTION: not a number"
     return answer
 
 
-@pytest.mark.timeout(1500)
-def test_exported_package_loads_and_scores_a_solving_policy_1_and_a_failing_one_0(make,
-                                                                                 tmp_path):
-    try:
-        resolve_backend("auto")
-        has_sandbox = True
-    except SandboxUnavailable:
-        has_sandbox = False
-    need(has_sandbox, "no sandbox backend works here")
-    uv = _uv()
-    need(uv is not None, "uv is not installed")
+def _rewards(venv: Path, module: str, server: ModelServer, out: Path, backend: str) -> dict:
+    """Run `vf-eval` on the taskset against `server`; return each task's success reward."""
+    done = subprocess.run(
+        [str(venv / "bin" / "vf-eval"), module, "-m", "policy", "--no-push", "-o", str(out),
+         "--client.base-url", server.base_url, "--client.api-key-var", "LOOPBACK_KEY",
+         "--env.taskset.seeds", "2", "--env.taskset.backend", backend],
+        capture_output=True, text=True, timeout=900, cwd=out.parent,
+        env=venv_environment(LOOPBACK_KEY="loopback", ENVDUELS_SANDBOX=backend,
+                             PATH=f"{venv / 'bin'}:{os.environ['PATH']}"))
+    traces = list(out.glob("*/traces.jsonl"))
+    assert done.returncode == 0 and len(traces) == 1, (done.returncode, done.stdout[-3000:],
+                                                        done.stderr[-3000:])
+    rewards = {}
+    for line in traces[0].read_text().splitlines():
+        record = json.loads(line)
+        (trace,) = record["traces"]
+        assert not record["errors"] and trace["ok"], trace["errors"]
+        rewards[record["task"]["data"]["name"]] = trace["rewards"]["success"]["score"]
+    return rewards
+
+
+@pytest.mark.timeout(3000)
+def test_the_taskset_loads_with_current_verifiers_and_scores_1_for_solving_0_for_failing(
+        make, tmp_path):
+    need(sandbox_works(), "no sandbox backend works here")
+    need(uv_binary() is not None, "uv is not installed")
     make_rl_set(make)
     package = tmp_path / "pkg"
     name = f"envduels_vf_{os.getpid()}"
     call_command("export", "--format", "verifiers", "--out", str(package), "--name", name)
-    venv = verifiers_venv(package, uv)
-    # Bytecode is written into the cached virtualenv (even where the caller's environment says
-    # not to), so later runs import verifiers' thousands of modules compiled, not from source.
-    environment = {key: value for key, value in os.environ.items()
-                   if key != "PYTHONDONTWRITEBYTECODE"}
-    environment.update(PYTHONPATH="", DJANGO_SETTINGS_MODULE="")
+    venv = trainer_venv("verifiers", requirements=VERIFIERS, envduels=True,
+                        packages=(package,))
+    backend = "bwrap" if "bwrap" in available_backends() else available_backends()[0]
     with (ModelServer(policy=_policy(True)) as solving,
           ModelServer(policy=_policy(False)) as failing):
-        done = subprocess.run(
-            [str(venv / "bin" / "python"), str(SCRIPT), name, "0", solving.base_url,
-             failing.base_url], capture_output=True, text=True, timeout=600, env=environment)
-    lines = [text for text in done.stdout.splitlines() if text.startswith("ROLLOUTS ")]
-    assert len(lines) == 2, (f"rollouts for {len(lines)} of 2 policies; exit {done.returncode}"
-                             f"\n{done.stderr[-3000:]}")
-    for line, server, expected in zip(lines, (solving, failing), (1.0, 0.0), strict=True):
-        rollouts = json.loads(line.removeprefix("ROLLOUTS "))
-        assert len(rollouts) == 4  # two designs × two seeds
-        assert [row["reward"] for row in rollouts] == [expected] * 4, rollouts
-        assert all(not row["error"] for row in rollouts), rollouts
-        assert server.requests >= 4
+        solved = _rewards(venv, name, solving, tmp_path / "solving", backend)
+        failed = _rewards(venv, name, failing, tmp_path / "failing", backend)
+    designs = json.loads((package / name / "designs.json").read_text())["designs"]
+    tasks = {f"{design['id']}#{seed}" for design in designs for seed in (0, 1)}
+    assert solved == dict.fromkeys(tasks, 1.0)
+    assert failed == dict.fromkeys(tasks, 0.0)
+    assert solving.requests >= 4 and failing.requests >= 4 * 4  # 4 turns each: max_steps

@@ -1,0 +1,98 @@
+"""manage.py serve_envs --port N [set options | --design HASH ... | --from DIR]
+
+Serves designs as an OpenEnv environment server (docs/flywheel.md): the curated training set
+chosen by the set options (as `manage.py training_set`), the designs named by --design (a
+prefix of the design hash, repeatable), or the designs of an envduels-v1 export (--from DIR,
+no database needed). Each session plays in its own fresh sandbox; --max-sessions caps the
+sessions open at once and --idle-timeout closes a silent one. Prints one line
+`serving N designs on http://HOST:PORT` when it listens (--port 0 picks a free port).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from duels.exchange.trainers.common import PackageError
+from duels.management.commands.training_set import add_set_arguments, set_filters
+from sandbox_runner import SandboxUnavailable, resolve_backend
+
+
+class Command(BaseCommand):
+    help = "Serve environment designs as an OpenEnv environment server (sandboxed sessions)."
+    requires_system_checks = []
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="127.0.0.1",
+                            help="Address to listen on (0.0.0.0 inside a container).")
+        parser.add_argument("--port", type=int, default=8010)
+        parser.add_argument("--design", action="append", default=[],
+                            help="A design's hash (or a unique prefix); repeatable.")
+        parser.add_argument("--from", dest="export", default="",
+                            help="Serve the designs of this envduels-v1 export directory.")
+        parser.add_argument("--max-sessions", type=int, default=64,
+                            help="Sessions open at once; one more is refused (default 64).")
+        parser.add_argument("--idle-timeout", type=float, default=300.0,
+                            help="Close a session after this many seconds without a message.")
+        parser.add_argument("--backend", default="auto",
+                            help="Sandbox backend: auto, docker, bwrap or unshare.")
+        add_set_arguments(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from duels.exchange.trainers.openenv_server import EnvServer
+        from duels.exchange.trainers.served_designs import (
+            served_designs_from_export,
+            served_designs_from_hashes,
+            served_designs_from_set,
+        )
+        from duels.selectors.training_sets import training_set_select
+
+        if options["max_sessions"] < 1 or options["idle_timeout"] <= 0:
+            raise CommandError("--max-sessions needs ≥ 1 and --idle-timeout > 0")
+        try:
+            backend = resolve_backend(options["backend"])
+            if options["export"]:
+                designs = served_designs_from_export(root=Path(options["export"]))
+            elif options["design"]:
+                designs = served_designs_from_hashes(prefixes=options["design"])
+            else:
+                designs = served_designs_from_set(
+                    items=training_set_select(filters=set_filters(options)))
+        except (PackageError, SandboxUnavailable) as error:
+            raise CommandError(str(error)) from error
+        if not designs:
+            raise CommandError("the training set is empty: no design has a training value "
+                               "under these filters (run `manage.py analytics --refresh` "
+                               "after duels), or name designs with --design / --from")
+        application = EnvServer(designs=designs, max_sessions=options["max_sessions"],
+                                idle_timeout=options["idle_timeout"], backend=backend)
+        self.run(application, host=options["host"], port=options["port"])
+
+    def run(self, application, *, host: str, port: int) -> None:
+        from daphne.endpoints import build_endpoint_description_strings
+        from daphne.server import Server
+
+        def ready() -> None:
+            if not server.listening_addresses:  # the listen has not completed yet
+                from twisted.internet import reactor
+
+                reactor.callLater(0.05, ready)
+                return
+            bound = server.listening_addresses[0][1]
+            sys.stdout.write(f"serving {len(application.designs)} designs on "
+                             f"http://{host}:{bound} (sandbox: {application.backend}, at most "
+                             f"{application.max_sessions} sessions)\n")
+            sys.stdout.flush()
+
+        # Daphne handles SIGTERM/SIGINT: it stops accepting and closes open sessions, whose
+        # sandboxes are then closed with them.
+        server = Server(application=application,
+                        endpoints=build_endpoint_description_strings(host=host, port=port),
+                        ready_callable=ready, verbosity=0,
+                        websocket_max_message_size=512 * 1024,
+                        application_close_timeout=5)
+        server.run()
+        application.executor.shutdown(wait=False, cancel_futures=True)
