@@ -37,8 +37,9 @@ def test_snapshot_without_duels_shows_the_empty_state_and_time(owner_client):
 def test_page_reads_the_snapshot_and_draws_from_a_data_island(make, owner_client,
                                                               django_assert_max_num_queries):
     with_data(make)
-    # The session and its user, then the page's own reads.
-    with django_assert_max_num_queries(6):
+    # The session and its user, whether they may start duels (the nav's button), then the
+    # page's own reads.
+    with django_assert_max_num_queries(7):
         response = owner_client.get("/analytics/")
     content = response.content.decode()
     assert "Figures computed at" in content

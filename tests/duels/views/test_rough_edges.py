@@ -81,11 +81,11 @@ def test_a_replay_file_formats_cost_as_the_site_does(make):
     episode = make.episode(steps=1)
     episodes, title = replay_scope(episode_uuids=[episode.uuid])
     # The facts line ends with the cost (inside the page's JSON).
-    assert 'out tokens \\u00b7 $0.00"' in replay_html(episodes=episodes, title=title)
+    assert 'out tokens · $0.00"' in replay_html(episodes=episodes, title=title)
     Episode.objects.filter(pk=episode.pk).update(cost=0.0042)
     episodes, title = replay_scope(episode_uuids=[episode.uuid])
     text = replay_html(episodes=episodes, title=title)
-    assert 'out tokens \\u00b7 $0.0042"' in text and "$0.0000" not in text
+    assert 'out tokens · $0.0042"' in text and "$0.0000" not in text
 
 
 def test_readme_prerequisites_use_dot_venv_only_after_it_is_made():

@@ -92,6 +92,8 @@ def test_concurrent_posts_never_exceed_the_limit_on_postgresql():
             # No password: the requests sign in with force_login, and hashing one with the
             # site's PBKDF2 would cost this process 0.4 CPU-s.
             "user = get_user_model().objects.create_user('racer')\n"
+            "from duels.services.roles import operator_add\n"
+            "operator_add(username='racer')\n"
             "a = Player.objects.create(name='pa', provider='builtin', builtin=True, model='m')\n"
             "b = Player.objects.create(name='pb', provider='builtin', builtin=True, model='m')\n"
             # Concurrent requests through the whole stack, then concurrent service calls.
