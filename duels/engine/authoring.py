@@ -191,7 +191,15 @@ def _side_store_and_validate(*, duel: Duel, side: str, answer: prompts.SetterAns
                 environment=environment, author=setter,
                 text=text_bound(answer.hint, limit=HINT_CHARS),
             )
-            Duel.objects.filter(pk=duel.pk).update(**{env_field: environment, hint_field: hint})
+            # Only the first driver to store a side records it: one whose lease ran out while it
+            # waited on its setter must not swap the environment under episodes already made.
+            recorded = Duel.objects.filter(pk=duel.pk, **{f"{env_field}__isnull": True}).update(
+                **{env_field: environment, hint_field: hint})
+            if not recorded:
+                transaction.set_rollback(True)
+        if not recorded:
+            duel.refresh_from_db()
+            environment, hint = getattr(duel, env_field), getattr(duel, hint_field)
     if environment.status == EnvironmentStatus.PENDING:
         environment = environment_validate(environment=environment)
     forfeit = "" if environment.is_valid else environment_invalid_reason(environment=environment)
