@@ -48,7 +48,7 @@ class ReplayExportError(ValueError):
     """Nothing to put in the file (a message a person can act on)."""
 
 
-def _static_text(path: str) -> str:
+def static_text(path: str) -> str:
     found = finders.find(path)
     if not found:
         raise ReplayExportError(f"static file {path} is missing; run `make install` again")
@@ -140,8 +140,8 @@ def replay_chunks(*, episodes: Iterable[Episode], title: str) -> Iterator[str]:
     episodes = list(episodes)
     if not episodes:
         raise ReplayExportError("no episode to put in the replay file")
-    script = "\n".join(_IMPORT.sub("", _static_text(path)) for path in SCRIPTS)
-    style = "\n".join(_static_text(path) for path in STYLES)
+    script = "\n".join(_IMPORT.sub("", static_text(path)) for path in SCRIPTS)
+    style = "\n".join(static_text(path) for path in STYLES)
     slot = f"replay-data-{secrets.token_hex(16)}"
     context = {
         "title": title,

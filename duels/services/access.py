@@ -55,4 +55,9 @@ def duel_can_start(*, user: AbstractBaseUser | AnonymousUser) -> bool:
         return False
     if user.is_staff:
         return True
-    return user.groups.filter(name=OPERATORS_GROUP).exists()
+    # Asked by the nav and again by the page's own links: one query per request's user.
+    cached = getattr(user, "_envduels_may_start_duels", None)
+    if cached is None:
+        cached = user.groups.filter(name=OPERATORS_GROUP).exists()
+        user._envduels_may_start_duels = cached
+    return cached

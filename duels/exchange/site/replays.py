@@ -13,7 +13,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 
-from duels.exchange.html_replay import SCRIPTS, _static_text
+from duels.exchange.html_replay import SCRIPTS, static_text
 from duels.exchange.site.pages import Leave
 from duels.models import Annotation, Episode, Step
 from duels.selectors.episodes import STEP_FIELDS, EpisodeState
@@ -27,7 +27,7 @@ BATCH = 100  # episodes whose steps are read in one query
 
 def replay_bundle() -> str:
     """The viewer's modules in dependency order as one classic script in its own scope."""
-    parts = [_EXPORT.sub("", _IMPORT.sub("", _static_text(path))) for path in SCRIPTS]
+    parts = [_EXPORT.sub("", _IMPORT.sub("", static_text(path))) for path in SCRIPTS]
     body = "\n".join(parts)
     return ('"use strict";\n// The EnvDuels replay viewer (static/js/replay*.js) for a published '
             f"copy: one scope, no server.\n(() => {{\n{body}\n}})();\n")
