@@ -6,6 +6,10 @@
    same Django): the median of `--runs` starts each (CPU seconds, user + system, and wall
    seconds) and their ratios. Every command pays this start before it does anything. CPU is
    the figure that holds on a busy machine; wall time also counts waiting for a core.
+   EnvDuels starts with the cyclic garbage collector paused (envduels_site/startup.py); a bare
+   project does not, so a third figure starts the bare project the same way (paused, then
+   frozen and resumed once its apps are ready): that ratio is what EnvDuels imports and loads
+   beyond Django, like for like.
 2. `make run` on an installation that is already set up, to the dashboard answering: the
    checkout's `make run` with a temporary ENVDUELS_VAR_DIR, once to set it up (first start,
    measured too), then again (the start a person repeats every day); each is stopped with
@@ -42,6 +46,22 @@ def seconds(command: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[floa
     return wall, cpu
 
 
+# The bare project's `manage.py help` started as EnvDuels' entry points start it: the collector
+# paused, then, once the apps are ready, what start-up made frozen and the collector resumed.
+BARE_PAUSED = """
+import django, gc, runpy, sys
+setup = django.setup
+def setup_then_resume(*args, **kwargs):
+    setup(*args, **kwargs)
+    gc.freeze()
+    gc.enable()
+django.setup = setup_then_resume
+gc.disable()
+sys.argv = ["manage.py", "help"]
+runpy.run_path("manage.py", run_name="__main__")
+"""
+
+
 def help_ratio(*, runs: int, work: Path) -> dict[str, tuple[float, float]]:
     """{"wall"/"cpu": (EnvDuels median, bare Django median)} over `runs` alternating starts."""
     env = {key: value for key, value in os.environ.items()
@@ -53,13 +73,18 @@ def help_ratio(*, runs: int, work: Path) -> dict[str, tuple[float, float]]:
     # Warm the file cache once each, then alternate so load changes hit both alike.
     seconds([str(PYTHON), "manage.py", "help"], cwd=ROOT, env=env)
     seconds([str(PYTHON), "manage.py", "help"], cwd=bare, env=env)
-    ours, theirs = [], []
+    paused = [str(PYTHON), "-c", BARE_PAUSED]
+    ours, theirs, theirs_paused = [], [], []
     for _ in range(runs):
         ours.append(seconds([str(PYTHON), "manage.py", "help"], cwd=ROOT, env=env))
         theirs.append(seconds([str(PYTHON), "manage.py", "help"], cwd=bare, env=env))
-    return {kind: (statistics.median(run[index] for run in ours),
-                   statistics.median(run[index] for run in theirs))
-            for index, kind in enumerate(("wall", "cpu"))}
+        theirs_paused.append(seconds(paused, cwd=bare, env=env))
+    figures = {kind: (statistics.median(run[index] for run in ours),
+                      statistics.median(run[index] for run in theirs))
+               for index, kind in enumerate(("wall", "cpu"))}
+    figures["cpu, bare started the same way"] = (
+        figures["cpu"][0], statistics.median(run[1] for run in theirs_paused))
+    return figures
 
 
 def make_run_to_dashboard(*, var_dir: Path) -> float:
@@ -92,7 +117,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="envduels-startup-"))
     try:
         figures = help_ratio(runs=args.runs, work=work)
-        for kind, unit in (("cpu", "CPU s"), ("wall", "s")):
+        for kind, unit in (("cpu", "CPU s"), ("wall", "s"),
+                           ("cpu, bare started the same way", "CPU s")):
             ours, bare = figures[kind]
             print(f"manage.py help {kind}: EnvDuels {ours:.3f} {unit}, bare Django {bare:.3f} "
                   f"{unit} (median of {args.runs}): {ours / bare:.2f}x"

@@ -1,6 +1,8 @@
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
+from envduels_site.startup import collector_resumed
+
 
 def _step_search_index(sender, using, **kwargs) -> None:
     """Put back the step search index's SQLite triggers a table rebuild may have dropped."""
@@ -30,3 +32,5 @@ class DuelsConfig(AppConfig):
 
         post_migrate.connect(_step_search_index, sender=self)
         data_changed.connect(_analytics_data_changed, dispatch_uid="analytics_data_changed")
+        # The last installed app: start-up is over (envduels_site/startup.py).
+        collector_resumed()

@@ -2,7 +2,11 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
+from envduels_site.startup import collector_paused
+
+collector_paused()  # until the apps are ready (envduels_site/startup.py)
+
+from django.core.asgi import get_asgi_application  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "envduels_site.settings")
 django_asgi_app = get_asgi_application()

@@ -113,3 +113,33 @@ def test_the_sandbox_package_still_hands_out_its_names():
     assert set(sandbox_runner.__all__) <= set(dir(sandbox_runner))
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         sandbox_runner.nothing_here  # noqa: B018
+
+
+@pytest.mark.parametrize("entry", ["manage.py", "asgi"])
+def test_the_collector_is_paused_for_start_up_only(tmp_path, entry):
+    """Entry points start Django with the cyclic collector paused; once the apps are ready it
+    runs again, with what start-up made frozen out of its passes (envduels_site/startup.py)."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "envduels_site.settings",
+           "ENVDUELS_VAR_DIR": str(tmp_path / "var")}
+    if entry == "manage.py":
+        command = [sys.executable, "manage.py", "shell", "-c",
+                   "import gc; print(gc.isenabled(), gc.get_freeze_count() > 0)"]
+    else:
+        command = [sys.executable, "-c",
+                   "import gc, envduels_site.asgi; "
+                   "print(gc.isenabled(), gc.get_freeze_count() > 0)"]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "True True"
+
+
+def test_a_process_that_never_paused_the_collector_is_left_alone():
+    import gc
+
+    from envduels_site.startup import collector_resumed
+
+    frozen = gc.get_freeze_count()
+    collector_resumed()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen
