@@ -290,10 +290,17 @@ def run_writer(episode_uuid: str, rate: int, seconds: int, out: str,
     from django.db import transaction
 
     from duels.engine import doorbell
-    from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready
+    from duels.engine.doorbell import (
+        doorbell_episode_ended,
+        doorbell_step_ready,
+        doorbell_warm,
+    )
     from duels.models import Episode, Status, Step
 
     episode = Episode.objects.get(uuid=episode_uuid)
+    # A worker's driver warms its doorbell as it starts, seconds before its episodes' first
+    # steps (the setters write the environments first): so does this writer, before it writes.
+    doorbell_warm(wait=10)
     committed: dict[int, float] = {}
     rings: list[float] = []
     total = rate * seconds

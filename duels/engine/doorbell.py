@@ -63,6 +63,7 @@ class DoorbellSender:
         self._queue: collections.deque[tuple[list[str], dict[str, Any]]] = collections.deque()
         self._pending = 0  # queued plus being sent
         self._thread: threading.Thread | None = None
+        self._ready = threading.Event()  # the thread has made its channel layer
 
     def ring(self, groups: list[str], message: dict[str, Any]) -> None:
         """Queue `message` for every group; never blocks, never raises."""
@@ -79,6 +80,20 @@ class DoorbellSender:
         except Exception:  # the layer is only a doorbell; never fail the work that rang it
             logger.warning("doorbell %s not queued", message.get("type"), exc_info=True)
 
+    def warm(self, *, wait: float = 0.0) -> bool:
+        """Start the sender thread, which makes the channel layer at once, ahead of the first
+        ring: making a Redis layer imports its client (some 80 ms), which would otherwise delay
+        the first steps a live viewer sees. Waits up to `wait` seconds for the layer; True once
+        it is made."""
+        try:
+            with self._condition:
+                self._ensure_thread()
+                ready = self._ready
+        except Exception:
+            logger.warning("doorbell not warmed", exc_info=True)
+            return False
+        return ready.wait(wait) if wait > 0 else ready.is_set()
+
     def flush(self, *, timeout: float = 5.0) -> bool:
         """Wait until every queued ring was sent (or given up); False on timeout."""
         with self._condition:
@@ -93,13 +108,18 @@ class DoorbellSender:
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
+        try:
+            self._layer()  # made once, before the first ring needs it (get_channel_layer caches)
+        except Exception:
+            self._warn("channel layer not available", exc_info=True)
+        self._ready.set()
         while True:
             with self._condition:
                 self._condition.wait_for(lambda: bool(self._queue))
                 batch = list(self._queue)
                 self._queue.clear()
             try:
-                loop.run_until_complete(self._send(batch))
+                loop.run_until_complete(self._send(_superseded_dropped(batch)))
             except Exception:
                 self.failed += len(batch)
                 self._warn("doorbell sender failed", exc_info=True)
@@ -129,9 +149,36 @@ class DoorbellSender:
                            self.sent, self.dropped, self.failed, exc_info=exc_info)
 
 
+def _superseded_dropped(
+    batch: list[tuple[list[str], dict[str, Any]]],
+) -> list[tuple[list[str], dict[str, Any]]]:
+    """The batch without the partial replies a later ring of the same batch replaces: a
+    `reply.partial` carries the whole text so far, so only the last of a step's partials
+    matters, and none once that step's `step.ready` is in the batch too. Everything else is
+    kept, in order."""
+    replaced: set[tuple[Any, Any]] = set()
+    kept = []
+    for groups, message in reversed(batch):
+        kind = message.get("type")
+        if kind in ("reply.partial", "step.ready"):
+            key = (message.get("episode"), message.get("index"))
+            if kind == "reply.partial" and key in replaced:
+                continue
+            replaced.add(key)
+        kept.append((groups, message))
+    kept.reverse()
+    return kept
+
+
 _sender = DoorbellSender()
 atexit.register(lambda: _sender.flush(timeout=1.0))
 os.register_at_fork(after_in_child=_sender.reset)
+
+
+def doorbell_warm(*, wait: float = 0.0) -> bool:
+    """Have this process's doorbell ready before the first step rings it (a driver warms it
+    as it starts, long before its first episode steps); True once it is ready."""
+    return _sender.warm(wait=wait)
 
 
 def doorbell_flush(*, timeout: float = 5.0) -> bool:

@@ -21,7 +21,7 @@ from django.utils import timezone
 from duels.bounds import OBSERVATION_CHARS, REPLY_CHARS, THINKING_CHARS, text_bound
 from duels.engine.authoring import DUEL_SPEND_FIELDS, duel_spend_check
 from duels.engine.costs import CostCapReached, completion_cost
-from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready
+from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready, doorbell_warm
 from duels.engine.duels import duel_fail
 from duels.engine.faults import (
     INFRASTRUCTURE,
@@ -230,6 +230,7 @@ def _play(
     protocol = action_protocol(solver)
     hint_text = episode.hint.text if episode.hint_id else None  # the solver's prompt only
     params = solver.params or {}
+    doorbell_warm()  # its thread makes the channel layer while the sandbox opens
     opening = time.monotonic()
     with open_sandbox(episode.environment.source, backend=settings.ENVDUELS_SANDBOX) as sandbox:
         Episode.objects.filter(pk=episode.pk).update(

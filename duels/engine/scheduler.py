@@ -16,10 +16,11 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Q, QuerySet, Subquery
+from django.db.models import Count, Max, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from duels.engine.costs import CostCapReached
+from duels.engine.doorbell import doorbell_warm
 from duels.engine.duels import (
     duel_author,
     duel_authoring_infra_fault,
@@ -132,8 +133,8 @@ def _claim_authoring(scope: _Scope, owner: str, limit: int) -> int | None:
 
 def _claim_episodes(scope: _Scope, owner: str, limit: int,
                     wanted: int) -> list[tuple[int, int]]:
-    """Claim up to `wanted` episodes, next first, keeping at most `limit` of the scope in
-    flight; return (episode id, its duel's id) for each, in one transaction."""
+    """Claim up to `wanted` episodes, next first (`_claim_order`), keeping at most `limit` of the
+    scope in flight; return (episode id, its duel's id) for each, in one transaction."""
     with transaction.atomic():
         _lock_scope(scope)
         now = timezone.now()
@@ -142,19 +143,46 @@ def _claim_episodes(scope: _Scope, owner: str, limit: int,
         wanted = min(wanted, limit - in_flight)
         if wanted <= 0:
             return []
-        # A few spare candidates in case racing drivers take some first.
-        candidates = (
+        candidates = list(
             scope.episodes().filter(claimable_episodes(now=now), duel__status=Status.RUNNING)
-            .order_by("duel__round_index", "duel_id", "id")
-            .values_list("pk", "duel_id")[:wanted + 3]
+            .values_list("pk", "duel_id", "environment_id", "duel__round_index", "status")
         )
         claimed = []
-        for episode_id, duel_id in candidates:
+        # A few spare candidates in case racing drivers take some first.
+        for episode_id, duel_id in _claim_order(candidates)[:wanted + 3]:
             if episode_claim(episode_id=episode_id, owner=owner):
                 claimed.append((episode_id, duel_id))
                 if len(claimed) == wanted:
                     break
     return claimed
+
+
+def _claim_order(candidates: list[tuple[int, int, int, int, str]]) -> list[tuple[int, int]]:
+    """(episode id, duel id) of the claimable episodes, in the order they should start.
+
+    The tournament ends when its last episode does, so the long episodes should start early and
+    the short ones fill the end (longest first). How long an episode will run is not known before
+    it runs, but an environment's episodes (its k attempts, hinted and unhinted) take much the
+    same path: so, within the earliest round, an episode resumed after its worker died comes
+    first, then one whose environment has had none started yet (its length is the unknown), then
+    those whose environment's episodes have gone furthest (the most steps stored by any of them,
+    finished or still running); the duel's order breaks ties.
+    """
+    environments = {environment_id for _, _, environment_id, _, _ in candidates}
+    seen = {
+        row["environment_id"]: (row["started"], row["furthest"] or 0)
+        for row in Episode.objects.filter(environment_id__in=environments)
+        .values("environment_id")
+        .annotate(started=Count("pk", filter=~Q(status=Status.PENDING)), furthest=Max("steps"))
+    }
+
+    def key(candidate: tuple[int, int, int, int, str]) -> tuple:
+        episode_id, duel_id, environment_id, round_index, status = candidate
+        started, furthest = seen.get(environment_id, (0, 0))
+        return (round_index, status != Status.RUNNING, started > 0, -furthest, duel_id,
+                episode_id)
+
+    return [(episode_id, duel_id) for episode_id, duel_id, *_ in sorted(candidates, key=key)]
 
 
 def _finalize_finished_duels(scope: _Scope) -> None:
@@ -226,6 +254,7 @@ def work_drive(
     stop: threading.Event | None = None, owner: str | None = None,
 ) -> bool:
     """Drive the scope until all its duels are done; return False if stopped early by `stop`."""
+    doorbell_warm()  # ready long before the first episode's first step rings it
     scope = _Scope(tournament=tournament, duel=duel)
     driver = _Driver(scope=scope, owner=owner or worker_identity(), limit=max(1, concurrency),
                      stop=stop)

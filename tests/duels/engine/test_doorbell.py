@@ -57,6 +57,48 @@ def test_rings_are_sent_in_order_to_every_group_from_one_loop():
     assert len(layer.loops) == 1 and layer.threads == {"doorbell"}
 
 
+def test_warming_makes_the_layer_before_any_ring():
+    made = []
+    layer = RecordingLayer()
+
+    def make_layer():
+        made.append(threading.current_thread().name)
+        time.sleep(0.05)  # as importing a Redis client takes a while
+        return layer
+
+    sender = DoorbellSender(layer=make_layer)
+    assert sender.warm(wait=5)
+    assert made == ["doorbell"]
+    assert sender.warm() is True  # warm already: nothing more is made
+    sender.ring(["episode.e"], {"type": "step.ready", "index": 1})
+    assert sender.flush(timeout=5)
+    assert layer.sent == [("episode.e", {"type": "step.ready", "index": 1})]
+
+
+def test_a_batch_sends_only_the_partial_replies_no_later_ring_replaces():
+    """A partial carries the whole reply so far: of one step's partials queued together only
+    the last goes out, and none once the step itself is queued behind them; other steps'
+    partials and every other message are kept, in order."""
+    batch = [
+        (["episode.e"], {"type": "reply.partial", "episode": "e", "index": 3, "text": "a"}),
+        (["episode.f"], {"type": "reply.partial", "episode": "f", "index": 3, "text": "x"}),
+        (["episode.e"], {"type": "reply.partial", "episode": "e", "index": 3, "text": "ab"}),
+        (["episode.e"], {"type": "step.ready", "episode": "e", "index": 3}),
+        (["episode.e"], {"type": "reply.partial", "episode": "e", "index": 4, "text": "c"}),
+        (["episode.f"], {"type": "reply.partial", "episode": "f", "index": 3, "text": "xy"}),
+        (["episode.e"], {"type": "episode.ended", "episode": "e"}),
+    ]
+    kept = doorbell._superseded_dropped(batch)
+    assert kept == [batch[3], batch[4], batch[5], batch[6]]
+    layer = RecordingLayer()
+    sender = DoorbellSender(layer=lambda: layer)
+    with sender._condition:  # queue the whole batch before the thread takes any of it
+        for groups, message in batch:
+            sender.ring(groups, message)
+    assert sender.flush(timeout=5)
+    assert [message for _, message in layer.sent] == [message for _, message in kept]
+
+
 def test_a_hanging_layer_never_blocks_the_ringing_thread():
     layer = RecordingLayer(hang=True)
     sender = DoorbellSender(layer=lambda: layer, capacity=5, send_timeout=0.05)

@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from duels.engine.scheduler import _claim_authoring, _Scope, authoring_limit
+from duels.engine.scheduler import _claim_authoring, _claim_order, _Scope, authoring_limit
 from duels.engine.tournaments import tournament_create
-from duels.models import Duel, Status
+from duels.models import Duel, Episode, Status
 
 pytestmark = pytest.mark.django_db
 
@@ -33,3 +33,33 @@ def test_authoring_claims_stop_at_the_limit_across_drivers(make):
     # Authoring that ended (its episodes created, the lease cleared) no longer counts.
     Duel.objects.filter(pk=claimed[1]).update(lease_owner="", lease_expires_at=None)
     assert _claim_authoring(scope, "w3", 2) not in (None, *claimed)
+
+
+def test_episodes_start_longest_first_as_their_environments_show_their_length(make):
+    """The tournament ends with its last episode, so long ones should start early: an episode
+    resumed after its worker died first, then one of an environment none of whose episodes has
+    started (its length is the unknown), then those whose environment's episodes went furthest;
+    the short ones fill the end."""
+    duel = make.finished_duel()
+    long, short, unknown = (make.environment(max_steps=30) for _ in range(3))
+    stale = timezone.now() - timedelta(seconds=5)
+
+    def pending(environment, **fields):
+        return make.episode(duel=duel, environment=environment, status=Status.PENDING,
+                            started_at=None, **fields)
+
+    running = make.episode(duel=duel, environment=long, status=Status.RUNNING)
+    Episode.objects.filter(pk=running.pk).update(steps=28)  # still running, 28 steps in
+    finished = make.episode(duel=duel, environment=short)
+    Episode.objects.filter(pk=finished.pk).update(steps=3)  # finished in 3
+    order = [pending(short), pending(unknown), pending(long), pending(unknown)]
+    resumed = make.episode(duel=duel, environment=short, status=Status.RUNNING,
+                           lease_owner="gone", lease_expires_at=stale)
+    candidates = [(e.pk, duel.pk, e.environment_id, 0, e.status)
+                  for e in (*order, resumed)]
+    assert [episode_id for episode_id, _ in _claim_order(candidates)] == [
+        resumed.pk, order[1].pk, order[3].pk, order[2].pk, order[0].pk]
+    # An earlier round still comes first, whatever its environments.
+    later = [(e.pk, duel.pk, e.environment_id, 1, e.status) for e in order[1:3]]
+    assert [episode_id for episode_id, _ in _claim_order([*later, candidates[0]])] == [
+        order[0].pk, order[1].pk, order[2].pk]
