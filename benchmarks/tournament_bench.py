@@ -63,10 +63,21 @@ def _tree_rss_kib(pid: int) -> int:
     return total
 
 
-def _run_worker(env: dict) -> tuple[float, int, tuple[int, int], float]:
+def _machine_cpu() -> tuple[float, float]:
+    """(busy, all) CPU-seconds of the whole machine since boot, every core, from /proc/stat."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    ticks = os.sysconf("SC_CLK_TCK")
+    user, nice, system, idle, iowait, irq, softirq, steal = fields[:8]
+    busy = user + nice + system + irq + softirq + steal
+    return busy / ticks, (busy + idle + iowait) / ticks
+
+
+def _run_worker(env: dict) -> tuple[float, int, tuple[int, int], float, float]:
     """Run one batch worker to the end; return (seconds, peak RSS of its process tree in KiB,
-    (sandboxes taken, found ready), CPU seconds of its process tree). Docker containers live
-    outside the tree and are counted in neither."""
+    (sandboxes taken, found ready), CPU seconds of its process tree, the share of the whole
+    machine's CPU in use meanwhile). Docker containers and daemons live outside the tree: the
+    machine's share counts them."""
+    machine_before = _machine_cpu()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     process = subprocess.Popen(
@@ -90,7 +101,9 @@ def _run_worker(env: dict) -> tuple[float, int, tuple[int, int], float]:
     taken, ready = (int(supply.group(1)), int(supply.group(2))) if supply else (0, 0)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return time.monotonic() - started, peak, (taken, ready), cpu
+    machine_after = _machine_cpu()
+    busy = (machine_after[0] - machine_before[0]) / max(1e-9, machine_after[1] - machine_before[1])
+    return time.monotonic() - started, peak, (taken, ready), cpu, busy
 
 
 def _tournament(env: dict, rounds: int) -> str:
@@ -179,11 +192,11 @@ def _measure(backend: str, *, quick: bool = False) -> dict:
         env = _fresh_env(var_dir, backend)
         uuid = _tournament(env, rounds)
         runs[rounds] = (var_dir, uuid, *_run_worker(env))
-    var_dir, uuid, seconds, peak_1, (taken, ready), _ = runs[1]
+    var_dir, uuid, seconds, peak_1, (taken, ready), cpu, busy = runs[1]
     four = runs.get(4, (None, None, float("nan"), peak_1))
     return {**_bounds(var_dir, uuid), "seconds": seconds, "peak_1": peak_1,
             "peak_4": four[3], "seconds_4": four[2], "taken": taken, "ready": ready,
-            "cpu": runs[1][5]}
+            "cpu": cpu, "machine_busy": busy}
 
 
 def main() -> None:
@@ -235,7 +248,9 @@ def main() -> None:
     for backend, figures in rows:
         print(f"{backend}: worker process tree CPU {figures['cpu']:.1f} s, "
               f"{figures['cpu'] / max(1, figures['steps']) * 1000:.1f} ms per step "
-              f"(the built-in players' work and the sandboxes' included)")
+              f"(the built-in players' work and the sandboxes' included); the whole machine's "
+              f"{os.cpu_count()} cores {figures['machine_busy']:.0%} busy meanwhile "
+              f"(container daemons and everything else included)")
     print("targets: model-time ratio ≤ 1.3x on bwrap, ≤ 1.6x on docker; peak RSS within 10%"
           + (" (--quick: no 4-round run, so the RSS column compares 1 round with itself)"
              if args.quick else ""))

@@ -130,6 +130,15 @@ def _channel_layers_of_its_own():
     channel_layers.backends.clear()
 
 
+@pytest.fixture(autouse=True)
+def _duel_reads_of_its_own():
+    """Each test starts with no shared reads of duels (duels/engine/duel_state.py): a rolled-back
+    test's duel ids are given out again, and a read of the last test's duel 1 is not this one's."""
+    from duels.engine.duel_state import duel_state_forget
+
+    duel_state_forget()
+
+
 @pytest.fixture
 def owner(django_user_model):
     """An operator: starts duels (and so owns them)."""

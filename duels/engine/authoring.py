@@ -12,7 +12,13 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Prefetch
 
 from duels.bounds import HINT_CHARS, SETTER_REPLY_CHARS, SOURCE_CHARS, text_bound
-from duels.engine.costs import CostCapReached, completion_cost, cost_cap_check
+from duels.engine.costs import (
+    DUEL_SPEND_FIELDS,
+    CostCapReached,
+    completion_cost,
+    duel_spend_check,
+)
+from duels.engine.duel_state import duel_state_forget
 from duels.engine.validation import environment_invalid_reason, environment_validate
 from duels.models import (
     Condition,
@@ -56,10 +62,7 @@ def duel_charge(*, duel: Duel, cost: float) -> None:
     Duel.objects.filter(pk=duel.pk).update(cost=F("cost") + cost)
     if duel.tournament_id:
         Tournament.objects.filter(pk=duel.tournament_id).update(cost=F("cost") + cost)
-
-
-# What a cost-cap check reads of a duel, its tournament's spend included, in one query.
-DUEL_SPEND_FIELDS = ("cost", "cost_cap", "tournament__cost", "tournament__cost_cap")
+    duel_state_forget(duel_id=duel.pk, tournament_id=duel.tournament_id)
 
 
 def duel_cost_cap_check(*, duel: Duel) -> None:
@@ -67,13 +70,6 @@ def duel_cost_cap_check(*, duel: Duel) -> None:
     spend = Duel.objects.filter(pk=duel.pk).values(*DUEL_SPEND_FIELDS).first()
     if spend is not None:
         duel_spend_check(spend=spend)
-
-
-def duel_spend_check(*, spend: dict) -> None:
-    """Raise CostCapReached when a row of DUEL_SPEND_FIELDS shows a cap spent."""
-    cost_cap_check(spent=spend["cost"], cap=spend["cost_cap"], scope="duel cost cap")
-    cost_cap_check(spent=spend["tournament__cost"] or 0, cap=spend["tournament__cost_cap"],
-                   scope="tournament cost cap")
 
 
 def _bounded_messages(messages: list[Message]) -> list[Message]:

@@ -52,3 +52,14 @@ def cost_cap_check(*, spent: float, cap: float | None, scope: str = "cost cap") 
             spent=spent,
             cap=cap,
         )
+
+
+# What a cost-cap check reads of a duel, its tournament's spend included, in one query.
+DUEL_SPEND_FIELDS = ("cost", "cost_cap", "tournament__cost", "tournament__cost_cap")
+
+
+def duel_spend_check(*, spend: dict) -> None:
+    """Raise CostCapReached when a row of DUEL_SPEND_FIELDS shows a cap spent."""
+    cost_cap_check(spent=spend["cost"], cap=spend["cost_cap"], scope="duel cost cap")
+    cost_cap_check(spent=spend["tournament__cost"] or 0, cap=spend["tournament__cost_cap"],
+                   scope="tournament cost cap")

@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from duels.engine.authoring import AuthoredSide, duel_author_side, duel_observe_digests
+from duels.engine.duel_state import duel_state_forget
 from duels.engine.faults import (
     fault_describe,
     fault_is_lasting,
@@ -155,6 +156,7 @@ def _duel_end(*, duel: Duel, status: str, reason: str) -> Duel:
             | Q(status=Status.RUNNING, lease_owner="")
         ).update(status=Status.CANCELLED, end_reason=EndReason.CANCELLED, finished_at=now,
                  lease_owner="", lease_expires_at=None)
+    duel_state_forget(duel_id=duel.pk)  # this process's running episodes stop at their next step
     duel.refresh_from_db()
     return duel
 

@@ -19,9 +19,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from duels.bounds import OBSERVATION_CHARS, REPLY_CHARS, THINKING_CHARS, text_bound
-from duels.engine.authoring import DUEL_SPEND_FIELDS, duel_spend_check
-from duels.engine.costs import CostCapReached, completion_cost
+from duels.engine.costs import CostCapReached, completion_cost, duel_spend_check
 from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready, doorbell_warm
+from duels.engine.duel_state import duel_state_forget, duel_state_read
 from duels.engine.duels import duel_fail
 from duels.engine.faults import (
     INFRASTRUCTURE,
@@ -141,6 +141,8 @@ def episode_record_step(
                 Tournament.objects.filter(pk=episode.duel.tournament_id).update(
                     cost=F("cost") + cost
                 )
+    if cost and episode.duel_id:
+        duel_state_forget(duel_id=episode.duel_id, tournament_id=episode.duel.tournament_id)
     return step
 
 
@@ -167,11 +169,11 @@ def episode_release(*, episode: Episode, owner: str) -> None:
 
 
 def _duel_state(episode: Episode) -> dict | None:
-    """What the solver loop asks of its duel before each model call, in one query: its status
-    and what its cost-cap check needs (None for an episode outside any duel)."""
+    """What the solver loop asks of its duel before each model call: its status and what its
+    cost-cap check needs (None for an episode outside any duel; shared reads: duel_state.py)."""
     if not episode.duel_id:
         return None
-    return Duel.objects.filter(pk=episode.duel_id).values("status", *DUEL_SPEND_FIELDS).first()
+    return duel_state_read(duel_id=episode.duel_id)
 
 
 def _replay(*, episode: Episode, sandbox, owner: str, protocol: str) -> _Progress:
