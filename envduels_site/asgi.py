@@ -2,7 +2,7 @@
 
 import os
 
-from envduels_site.startup import collector_paused
+from envduels_site.startup import collector_paused, collector_resumed
 
 collector_paused()  # until the apps are ready (envduels_site/startup.py)
 
@@ -24,3 +24,7 @@ application = ProtocolTypeRouter(
         "websocket": ExactOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+# Resumed here too: in a process whose apps were ready before this module was imported (Daphne's
+# runserver loads it after its own start-up), no app's ready() runs again to resume it.
+collector_resumed()

@@ -6,7 +6,9 @@ growing heap again and again and free nothing; on this project's heap that is ab
 per start (a sixth of `manage.py help`). So an entry point calls `collector_paused()` before it
 imports Django, and the last installed app's `ready()` calls `collector_resumed()` once every
 app is loaded: what start-up made is moved out of the collector's reach (`gc.freeze()`, so later
-full passes do not walk it either) and the collector runs as usual from then on.
+full passes do not walk it either) and the collector runs as usual from then on. `asgi.py` and
+`wsgi.py` also resume it at their end, for a process whose apps were ready before it imported
+them (no `ready()` runs a second time).
 
 Processes started any other way (pytest, a Python shell importing Django) never pause it, and
 `collector_resumed()` then does nothing.
