@@ -47,7 +47,7 @@ __all__ = [
     "BackendStatus", "EnvCodeError", "Sandbox", "SandboxCrashed", "SandboxError", "SandboxLimits",
     "SandboxMemoryExceeded", "SandboxOutputExceeded", "SandboxTimeout", "SandboxUnavailable",
     "StepResult", "available_backends", "backend_status", "default_limits", "get_backend",
-    "open_sandbox", "resolve_backend", "sandboxes_prepare",
+    "open_sandbox", "resolve_backend",
 ]
 
 
@@ -99,21 +99,3 @@ def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = 
         sandbox.close()
         raise
     return sandbox
-
-
-def sandboxes_prepare(count: int, limits: SandboxLimits | None = None,
-                      backend: str = "auto") -> int:
-    """Start up to `count` sandboxes now, ahead of demand, so the first sandboxes asked for are
-    found ready (a tournament's driver calls it as it starts: its setters write for a while
-    before the first validation or episode opens one). At most ENVDUELS_SANDBOX_READY are kept
-    ready, none when ENVDUELS_SANDBOX_PREWARM is off. Returns how many were started; starting
-    runs in the background.
-    """
-    from sandbox_runner.backends import get_backend, resolve_backend
-    from sandbox_runner.limits import default_limits, prewarm_enabled
-    from sandbox_runner.pool import POOL
-
-    chosen = get_backend(resolve_backend(backend))
-    if chosen.name == "unsafe-local" or not prewarm_enabled():
-        return 0
-    return POOL.prepare(chosen, limits or default_limits(), count)

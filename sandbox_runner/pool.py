@@ -108,30 +108,15 @@ class WarmPool:
         """Start sandboxes until the ready count matches the demand; return how many started."""
         with self.lock:
             supply = self.supplies.get(key)
-            if supply is None:
+            if self.shut_down or supply is None:
                 return 0
-            return self._start(supply, backend, limits, demand=max(1, supply.in_use))
-
-    def prepare(self, backend: Backend, limits: SandboxLimits, count: int) -> int:
-        """Start sandboxes until `count` are ready (demand that is about to come); return how
-        many started."""
-        key = self.key(backend, limits)
-        with self.lock:
-            supply = self.supplies.get(key) or self._new_supply(key)
-            self.supplies.move_to_end(key)
-            return self._start(supply, backend, limits, demand=count)
-
-    def _start(self, supply: _Supply, backend: Backend, limits: SandboxLimits, *,
-               demand: int) -> int:
-        """Start sandboxes until `demand` (at most the ready bound) are ready; the caller holds
-        the lock."""
-        if self.shut_down or self.size == 0:
-            return 0
-        wanted = max(0, min(self.size, demand) - len(supply.ready))
-        for _ in range(wanted):
-            supply.ready.append(self.starter.submit(backend.start, limits))
-            self.stats.starts += 1
-        return wanted
+            if self.size == 0:
+                return 0
+            wanted = min(self.size, max(1, supply.in_use)) - len(supply.ready)
+            for _ in range(max(0, wanted)):
+                supply.ready.append(self.starter.submit(backend.start, limits))
+                self.stats.starts += 1
+        return max(0, wanted)
 
     def ready_count(self) -> int:
         """Sandboxes started (or starting) and waiting for an episode, over every key."""

@@ -11,12 +11,10 @@ worker died) is claimable again, so a surviving driver resumes it.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Max, Q, QuerySet, Subquery
 from django.utils import timezone
@@ -46,7 +44,7 @@ from duels.engine.tournaments import (
     tournament_start,
 )
 from duels.models import DONE_STATUSES, Duel, Episode, Status, Tournament
-from sandbox_runner import SandboxUnavailable, available_backends, sandboxes_prepare
+from sandbox_runner import SandboxUnavailable, available_backends
 
 logger = logging.getLogger(__name__)
 
@@ -257,7 +255,6 @@ def work_drive(
 ) -> bool:
     """Drive the scope until all its duels are done; return False if stopped early by `stop`."""
     doorbell_warm()  # ready long before the first episode's first step rings it
-    _sandboxes_prepare(concurrency)
     scope = _Scope(tournament=tournament, duel=duel)
     driver = _Driver(scope=scope, owner=owner or worker_identity(), limit=max(1, concurrency),
                      stop=stop)
@@ -293,14 +290,6 @@ def work_drive(
     if tournament is not None:
         tournament_finalize_if_complete(tournament=tournament)
     return scope.done()
-
-
-def _sandboxes_prepare(concurrency: int) -> None:
-    """Have sandboxes started while the setters write: validations and the first episodes
-    then find them ready instead of each waiting for its own start."""
-    # Without a sandbox the work that needs one says so, where its duel shows it.
-    with contextlib.suppress(SandboxUnavailable):
-        sandboxes_prepare(concurrency, backend=settings.ENVDUELS_SANDBOX)
 
 
 def duel_run(*, duel: Duel, concurrency: int | None = None,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_runner import get_backend, open_sandbox, sandboxes_prepare
+from sandbox_runner import open_sandbox
 from sandbox_runner.pool import POOL, WarmPool
 from tests.sandbox_runner.conftest import TEST_LIMITS
 
@@ -48,29 +48,6 @@ def started_ready(count: int) -> bool:
     """At least `count` sandboxes wait, and every one of them has finished starting."""
     ready = [future for supply in POOL.supplies.values() for future in supply.ready]
     return len(ready) >= count and all(future.done() for future in ready)
-
-
-def test_sandboxes_prepared_ahead_of_demand_are_found_ready(any_backend, settings):
-    """A driver prepares as many sandboxes as it will run episodes at once, bounded by
-    ENVDUELS_SANDBOX_READY; the first ones asked for are then found started."""
-    POOL.clear()
-    settings.ENVDUELS_SANDBOX_READY = 3
-    pool = WarmPool()
-    try:
-        backend = get_backend(any_backend)
-        assert pool.prepare(backend, TEST_LIMITS, 16) == 3  # the bound, not the concurrency
-        assert pool.prepare(backend, TEST_LIMITS, 16) == 0  # already prepared
-        deadline = time.monotonic() + 30
-        supply = pool.supplies[pool.key(backend, TEST_LIMITS)]
-        while not all(future.done() for future in supply.ready) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        process, pooled = pool.take(backend, TEST_LIMITS)
-        assert pooled and pool.stats.hits == 1
-        process.kill()
-    finally:
-        pool.shutdown()
-    settings.ENVDUELS_SANDBOX_PREWARM = "0"
-    assert sandboxes_prepare(4, limits=TEST_LIMITS, backend=any_backend) == 0
 
 
 def test_every_environment_gets_its_own_sandbox_and_ready_ones_follow_demand(any_backend):
@@ -150,7 +127,7 @@ import os, signal, sys, time
 import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "envduels_site.settings")
 django.setup()
-from sandbox_runner import get_backend, open_sandbox, sandboxes_prepare
+from sandbox_runner import open_sandbox
 from sandbox_runner.pool import POOL
 from tests.sandbox_runner.conftest import TEST_LIMITS
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # as the task worker does
