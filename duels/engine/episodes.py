@@ -40,7 +40,6 @@ from duels.engine.leases import (
     worker_identity,
 )
 from duels.engine.partials import ReplyStreamer
-from duels.engine.statements import insert_compiled, update_compiled
 from duels.models import Duel, EndReason, Episode, Status, Step, Tournament
 from duels.players import player_client, prompts
 from duels.players.actions import (
@@ -129,14 +128,13 @@ def episode_record_step(
         cache_write_tokens=cache_write_tokens, sandbox_ms=sandbox_ms, cost=cost,
     )
     held = Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner)
-    # Compiled before the transaction too (duels/engine/statements.py).
-    renew = update_compiled(held, steps=index, lease_expires_at=lease_deadline(), **totals)
-    insert = insert_compiled(step)
+    deadline = lease_deadline()
     with transaction.atomic():
         # The conditional UPDATE comes first: it locks the row against a racing claim.
-        if renew.run() != 1:
+        owned = held.update(steps=index, lease_expires_at=deadline, **totals)
+        if owned != 1:
             raise LeaseLost(f"episode {episode.uuid} is no longer held by {owner}")
-        insert.run()
+        step.save(force_insert=True)
         if cost and episode.duel_id:
             Duel.objects.filter(pk=episode.duel_id).update(cost=F("cost") + cost)
             if episode.duel.tournament_id:

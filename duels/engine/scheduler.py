@@ -12,7 +12,6 @@ worker died) is claimable again, so a surviving driver resumes it.
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
@@ -53,10 +52,6 @@ logger = logging.getLogger(__name__)
 # ended: for others' work to end or a lease to expire. Its own work wakes it at once.
 POLL_SECONDS = 1.0
 DATABASE_RETRY_SECONDS = 2.0
-# A driver's episode threads each wake several times a step (a model's reply, the sandbox's, the
-# database's write turn) and pass the work on at once; with Python's default switch interval
-# (5 ms) a woken thread may wait that long for one that is running Python code.
-SWITCH_INTERVAL = 0.001
 
 
 class _Scope:
@@ -260,7 +255,6 @@ def work_drive(
 ) -> bool:
     """Drive the scope until all its duels are done; return False if stopped early by `stop`."""
     doorbell_warm()  # ready long before the first episode's first step rings it
-    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
     scope = _Scope(tournament=tournament, duel=duel)
     driver = _Driver(scope=scope, owner=owner or worker_identity(), limit=max(1, concurrency),
                      stop=stop)

@@ -63,18 +63,3 @@ def test_episodes_start_longest_first_as_their_environments_show_their_length(ma
     later = [(e.pk, duel.pk, e.environment_id, 1, e.status) for e in order[1:3]]
     assert [episode_id for episode_id, _ in _claim_order([*later, candidates[0]])] == [
         order[0].pk, order[1].pk, order[2].pk]
-
-
-def test_a_driver_hands_the_interpreter_over_within_a_millisecond(make, monkeypatch):
-    """Episode threads wake many times a step; a driver shortens Python's switch interval (5 ms
-    by default) so a woken one is not kept waiting behind one running Python code."""
-    import sys
-
-    from duels.engine import scheduler
-
-    monkeypatch.setattr(sys, "getswitchinterval", lambda: 0.005)
-    chosen = []
-    monkeypatch.setattr(sys, "setswitchinterval", chosen.append)
-    duel = make.finished_duel()  # already done: the driver starts and ends at once
-    scheduler.work_drive(duel=duel)
-    assert chosen == [scheduler.SWITCH_INTERVAL] and scheduler.SWITCH_INTERVAL <= 0.001
