@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 QUERIES = {"rare": "salt 4000", "common": "w1", "absent": "zebra quartz"}
 BATCH = 5_000
 
@@ -101,7 +102,6 @@ def measure() -> dict:
 def child(database_url: str, episodes: int) -> None:
     os.environ["DATABASE_URL"] = database_url
     os.environ["DJANGO_SETTINGS_MODULE"] = "envduels_site.settings"
-    sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
@@ -143,8 +143,10 @@ def postgres_database():
         try:
             yield urlunsplit((parts.scheme, parts.netloc, f"/{name}", "", ""))
         finally:
+            from tests.helpers.postgres import drop_database
+
             with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                drop_database(conn, name)
 
     return database()
 

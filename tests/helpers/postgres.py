@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,9 +67,34 @@ def _migrate(url: str) -> None:
         raise RuntimeError(f"migrating the PostgreSQL template failed:\n{done.stderr[-3000:]}")
 
 
+def drop_database(conn, name: str, *, attempts: int = 6) -> None:
+    """Drop database `name` if it exists, ending the sessions still connected to it.
+
+    `WITH (FORCE)` ends other sessions, but only those the role may signal: an autovacuum worker
+    busy in a database a test filled belongs to no role, and a role that is not a member of
+    pg_signal_backend gets "must be a member of the role whose process is being terminated".
+    A plain DROP asks autovacuum workers to stop by itself and waits up to five seconds for
+    them, so that is the fallback, tried a few times."""
+    import psycopg
+
+    try:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        return
+    except psycopg.errors.InsufficientPrivilege:
+        pass
+    for attempt in range(attempts):
+        try:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            return
+        except psycopg.errors.ObjectInUse:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(1.0)
+
+
 def _drop(conn, name: str) -> None:
     conn.execute(f'ALTER DATABASE "{name}" IS_TEMPLATE false')
-    conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    drop_database(conn, name)
 
 
 def _ensure_template(conn) -> str:
@@ -89,7 +115,7 @@ def _ensure_template(conn) -> str:
     try:
         _migrate(database_url(draft))
     except BaseException:
-        conn.execute(f'DROP DATABASE IF EXISTS "{draft}" WITH (FORCE)')
+        drop_database(conn, draft)
         raise
     conn.execute(f'ALTER DATABASE "{draft}" RENAME TO "{template}"')
     conn.execute(f'ALTER DATABASE "{template}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
@@ -122,7 +148,7 @@ def fresh_postgres_database(*, migrated: bool = False) -> Iterator[str]:
         yield url
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            drop_database(conn, name)
 
 
 def copy_migrated_schema(target_url: str) -> None:
