@@ -289,8 +289,15 @@ def _values_paths(kind: str) -> list[str]:
     return paths
 
 
-def exchange_records(kind: str, queryset: QuerySet) -> Iterator[dict[str, Any]]:
-    """Yield the records of `kind` for a queryset of its model, streaming in chunks."""
+# Where a player's server is and how it is called (an internal host name is information), with
+# the value a file carries in their place when they are left out: the file stays valid.
+PLAYER_SERVER_FIELDS: dict[str, Any] = {"base_url": "", "params": {}}
+
+
+def exchange_records(kind: str, queryset: QuerySet, *,
+                     player_servers: bool = True) -> Iterator[dict[str, Any]]:
+    """Yield the records of `kind` for a queryset of its model, streaming in chunks; without
+    `player_servers` a player's PLAYER_SERVER_FIELDS are blank."""
     fields = SCHEMA[kind]
     if kind == "tournament":
         rows: Iterable[Any] = queryset.order_by("pk").prefetch_related(
@@ -324,6 +331,8 @@ def exchange_records(kind: str, queryset: QuerySet) -> Iterator[dict[str, Any]]:
                 record[field.name] = _value(field, row)
         if kind == "annotation":
             record["author"] = author_plain_name(record["author"])
+        elif kind == "player" and not player_servers:
+            record.update(PLAYER_SERVER_FIELDS)
         yield record
 
 
@@ -348,14 +357,16 @@ def exchange_dump_line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, allow_nan=False)
 
 
-def exchange_lines(querysets: dict[str, QuerySet]) -> Iterator[str]:
-    """The whole file, line by line with newlines: format line, then kinds in reference order."""
+def exchange_lines(querysets: dict[str, QuerySet], *,
+                   player_servers: bool = True) -> Iterator[str]:
+    """The whole file, line by line with newlines: format line, then kinds in reference order
+    (players' servers blank without `player_servers`: a download by someone who is not staff)."""
     yield exchange_dump_line(FORMAT_LINE) + "\n"
     for kind in KIND_ORDER:
         queryset = querysets.get(kind)
         if queryset is None:
             continue
-        for record in exchange_records(kind, queryset):
+        for record in exchange_records(kind, queryset, player_servers=player_servers):
             yield exchange_dump_line(record) + "\n"
 
 

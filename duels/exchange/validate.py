@@ -17,6 +17,7 @@ from typing import IO, Any
 from duels.exchange.export import (
     KIND_ORDER,
     MODELS,
+    PLAYER_SERVER_FIELDS,
     exchange_records,
 )
 from duels.exchange.records import (
@@ -189,6 +190,9 @@ class _Validator:
                 # What a file leaves unknown (older files: model size, cache prices) keeps ours.
                 unknown = ("parameters_b", "price_cached_in", "price_cache_write")
                 theirs = {**theirs, **{n: None for n in unknown if mine.get(n) is None}}
+                # So does a server left blank (a download by someone who is not staff).
+                theirs.update({n: blank for n, blank in PLAYER_SERVER_FIELDS.items()
+                               if mine.get(n) == blank})
             if mine != theirs:
                 raise ExchangeImportError(
                     f"{kind} {theirs['uuid']} already exists here with different content "

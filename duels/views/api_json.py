@@ -10,7 +10,7 @@ from typing import Any
 from django.core.exceptions import ObjectDoesNotExist
 
 from duels.bounds import API_TEXT_CHARS, text_bound
-from duels.exchange.export import iso_time
+from duels.exchange.export import PLAYER_SERVER_FIELDS, iso_time
 from duels.models import Annotation, Duel, Environment, Episode, Player
 
 
@@ -22,9 +22,6 @@ def _named(player: Player | None) -> dict[str, str] | None:
     return None if player is None else {"uuid": str(player.uuid), "name": player.name}
 
 
-# Where a player's server is and how it is called: staff only (an internal host name is
-# information).
-STAFF_PLAYER_FIELDS = ("base_url", "params")
 
 
 def player_json(player: Player, *, staff: bool = False) -> dict[str, Any]:
@@ -38,7 +35,7 @@ def player_json(player: Player, *, staff: bool = False) -> dict[str, Any]:
         "description": player.description, "created_at": iso_time(player.created_at),
     }
     if not staff:
-        for field in STAFF_PLAYER_FIELDS:
+        for field in PLAYER_SERVER_FIELDS:  # staff only, as in the download files
             del data[field]
     return data
 

@@ -60,7 +60,8 @@ def filtered_duels(request: HttpRequest):
 def export_duels(request: HttpRequest) -> StreamingHttpResponse:
     """envduels.v1 of the duels the list shows, with everything they refer to."""
     duels = filtered_duels(request).order_by()
-    return _download(request, exchange_lines(exchange_for_duels(duels=duels)), "duels")
+    lines = exchange_lines(exchange_for_duels(duels=duels), player_servers=request.user.is_staff)
+    return _download(request, lines, "duels")
 
 
 @require_GET
@@ -70,7 +71,9 @@ def export_environments(request: HttpRequest) -> StreamingHttpResponse:
     environments = filtered_environments(request).order_by()
     return _download(
         request,
-        exchange_lines(exchange_for_environments(environments=environments)), "environments"
+        exchange_lines(exchange_for_environments(environments=environments),
+                       player_servers=request.user.is_staff),
+        "environments",
     )
 
 

@@ -1,9 +1,10 @@
 """Per-user rate limits (429 with Retry-After), the time limit on every query a page makes
-(503 asking to narrow the search, never a 500), staff-only player fields and one status for
-/metrics refusals."""
+(503 asking to narrow the search, never a 500), staff-only player fields (in the API and in
+downloads) and one status for /metrics refusals."""
 
 from __future__ import annotations
 
+import io
 import json
 from unittest import mock
 
@@ -68,6 +69,26 @@ def test_a_non_staff_token_sees_no_base_url_or_params(client, owner, staff, make
     client.force_login(owner)
     assert "gpu-box.internal" not in client.get(f"/players/{player.uuid}/").content.decode()
 
+
+
+def test_a_non_staff_download_carries_blank_servers_and_imports_back(client, owner, staff, make):
+    from duels.exchange.importer import exchange_import
+
+    player = make.player(base_url="http://gpu-box.internal:8000/v1", params={"top_k": 5})
+    make.finished_duel(a=player)
+    for url in ("/export/duels.jsonl", "/export/environments.jsonl"):
+        client.force_login(owner)
+        text = b"".join(client.get(url).streaming_content).decode()
+        assert "gpu-box.internal" not in text and "top_k" not in text
+        mine = next(json.loads(line) for line in text.splitlines()
+                    if f'"uuid": "{player.uuid}"' in line)
+        assert (mine["base_url"], mine["params"]) == ("", {})
+        client.force_login(staff)
+        staff_text = b"".join(client.get(url).streaming_content).decode()
+        assert "gpu-box.internal" in staff_text and "top_k" in staff_text
+    exchange_import(stream=io.BytesIO(text.encode()))  # back in here: the blanks keep ours
+    player.refresh_from_db()
+    assert (player.base_url, player.params) == ("http://gpu-box.internal:8000/v1", {"top_k": 5})
 
 def test_metrics_refusals_share_one_status(client, owner, staff):
     refusals = {
