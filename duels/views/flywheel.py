@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
@@ -20,6 +20,7 @@ from duels.selectors.training_sets import training_set_select
 from duels.services.analytics import analytics_for_reader, analytics_latest_cached
 from duels.training_set_forms import TrainingSetForm
 from duels.views.analytics import TABLE_ROWS, table_csv_response
+from duels.views.common import streaming_file_download
 
 
 @require_GET
@@ -82,13 +83,15 @@ def flywheel_export(request: HttpRequest, package_format: str) -> HttpResponse:
         rl_package_write(items=items, package_format=package_format, out=work / name,
                          name=name)
         archive = shutil.make_archive(str(work / name), "zip", root_dir=work, base_dir=name)
-        handle = open(archive, "rb")  # noqa: SIM115 - FileResponse closes it
+        handle = open(archive, "rb")  # noqa: SIM115 - closed once sent
     except PackageError as exc:
         shutil.rmtree(work, ignore_errors=True)
         return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
     # The directory goes once the archive is open (its data stays readable until closed).
     shutil.rmtree(work, ignore_errors=True)
-    return FileResponse(handle, as_attachment=True, filename=f"{name}.zip")
+    # A chunk at a time under ASGI too (a FileResponse would be read whole before its first byte).
+    return streaming_file_download(request, handle, content_type="application/zip",
+                                   filename=f"{name}.zip")
 
 
 urlpatterns = [

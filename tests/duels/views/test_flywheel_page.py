@@ -71,3 +71,24 @@ def test_a_healthy_run_shows_no_alarm_and_previews_and_exports_a_set(make, clien
     assert any(name.endswith("README.md") for name in names)
     assert any(name.endswith("designs.json") for name in names)
     assert client.get("/flywheel/export/nope/").status_code == 404
+
+
+def test_the_package_is_sent_a_chunk_at_a_time_under_asgi(make, admin_user):
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncRequestFactory
+
+    from duels.views.flywheel import flywheel_export
+
+    planted(make, collapse=False)
+    analytics_refresh(resamples=10)
+    request = AsyncRequestFactory().get("/flywheel/export/gymnasium/?size=3")
+    request.user = admin_user
+    response = flywheel_export(request, "gymnasium")
+    # An asynchronous body: Daphne sends the first chunk before the last is read.
+    assert response.is_async and response["Content-Type"] == "application/zip"
+
+    async def body() -> bytes:
+        return b"".join([chunk async for chunk in response])
+
+    archive = zipfile.ZipFile(io.BytesIO(async_to_sync(body)()))
+    assert any(name.endswith("designs.json") for name in archive.namelist())
