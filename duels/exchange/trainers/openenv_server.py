@@ -10,9 +10,10 @@ reset, closed) that shows a task's first observation.
 
 Every session plays in its own fresh sandbox (taken from the runner's ready pool on each reset,
 closed when the episode ends or the session does), so a design's code never runs in this
-process and sessions share nothing. At most `max_sessions` sessions are open at once (a further
-one is refused with CAPACITY_REACHED); a session idle for `idle_timeout` seconds is closed. The
-server keeps no state beyond its open sessions, so N replicas behind any load balancer scale it.
+process and sessions share nothing. At most `max_sessions` sessions and stateless POST /reset
+requests are open at once (a further one is refused with CAPACITY_REACHED); a session idle for
+`idle_timeout` seconds is closed. The server keeps no state beyond its open sessions, so N
+replicas behind any load balancer scale it.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ class EnvServer:
         self.idle_timeout = idle_timeout
         self.backend = backend
         self.sessions: dict[int, EnvSession] = {}
+        self.stateless_resets = 0  # POST /reset requests holding a sandbox now
         self.connections = 0  # every HTTP request and websocket this server accepted
         self.sandbox_serial = itertools.count(1)
         self.session_serial = itertools.count(1)
@@ -225,7 +227,25 @@ class EnvServer:
         else:
             await self.reply(send, 404, {"detail": f"no route {method} {path}"})
 
+    def full(self) -> bool:
+        """Every slot is taken: by open sessions and stateless resets together."""
+        return len(self.sessions) + self.stateless_resets >= self.max_sessions
+
+    def capacity_message(self) -> str:
+        return f"all {self.max_sessions} sessions are in use; retry later or add a replica"
+
     async def http_reset(self, body: bytes, send) -> None:
+        if self.full():
+            await self.reply(send, 503, {"detail": self.capacity_message(),
+                                         "code": "CAPACITY_REACHED"})
+            return
+        self.stateless_resets += 1
+        try:
+            await self.http_reset_in_slot(body, send)
+        finally:
+            self.stateless_resets -= 1
+
+    async def http_reset_in_slot(self, body: bytes, send) -> None:
         try:
             data = json.loads(body or b"{}")
             if not isinstance(data, dict):
@@ -256,10 +276,9 @@ class EnvServer:
             await send({"type": "websocket.close", "code": 4404})
             return
         await send({"type": "websocket.accept"})
-        if len(self.sessions) >= self.max_sessions:
-            await self.ws_send(send, "error", {
-                "message": f"all {self.max_sessions} sessions are in use; retry later or add "
-                           "a replica", "code": "CAPACITY_REACHED"})
+        if self.full():
+            await self.ws_send(send, "error", {"message": self.capacity_message(),
+                                               "code": "CAPACITY_REACHED"})
             await send({"type": "websocket.close", "code": 1013})
             return
         session = EnvSession(number=next(self.session_serial))
@@ -284,7 +303,9 @@ class EnvServer:
                 return
             raw = message.get("text") or (message.get("bytes") or b"").decode("utf-8", "replace")
             try:
-                request = json.loads(raw) if len(raw) <= MAX_MESSAGE_BYTES else None
+                fits = (len(raw) <= MAX_MESSAGE_BYTES
+                        and len(raw.encode("utf-8", "replace")) <= MAX_MESSAGE_BYTES)
+                request = json.loads(raw) if fits else None
                 if not isinstance(request, dict):
                     raise SessionError("a message is a JSON object of at most "
                                        f"{MAX_MESSAGE_BYTES} bytes", "INVALID_JSON")
