@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.db import connection
 from django.utils import timezone
 
-from duels.models import Duel, Episode, Step
+from duels.models import Duel, Environment, Episode, Player, Step
 from tests import factories
 
 EPISODES = 4
@@ -62,3 +62,12 @@ def big_duel_create() -> Duel:
     Step.objects.filter(episode=episodes[-1], index=7).update(
         reply=f"I saw a {NEEDLE} swim by.\nACTION: look")
     return duel
+
+
+def big_duel_delete(duel: Duel) -> None:
+    """Delete the duel and everything big_duel_create made for it (its players, environments
+    and hints), so a module that committed it leaves the database as it found it."""
+    players, environments = [duel.a_id, duel.b_id], [duel.env_a_id, duel.env_b_id]
+    Duel.objects.filter(pk=duel.pk).delete()
+    Environment.objects.filter(pk__in=environments).delete()
+    Player.objects.filter(pk__in=players).delete()

@@ -19,9 +19,14 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection
 
 from duels.management.commands.serve import daphne_argv
-from duels.models import Duel
 from tests.duels.management.test_serve import free_port, wait_until_up
-from tests.helpers.big_duel import CHUNKS_PER_OBSERVATION, EPISODES, STEPS, big_duel_create
+from tests.helpers.big_duel import (
+    CHUNKS_PER_OBSERVATION,
+    EPISODES,
+    STEPS,
+    big_duel_create,
+    big_duel_delete,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 GROWTH_LIMIT_BYTES = 300 * 2**20
@@ -39,7 +44,7 @@ def big_duel(django_db_setup, django_db_blocker):
         session["_auth_user_hash"] = user.get_session_auth_hash()
         session.create()
         yield duel, session.session_key
-        Duel.objects.filter(pk=duel.pk).delete()
+        big_duel_delete(duel)
         user.delete()
 
 

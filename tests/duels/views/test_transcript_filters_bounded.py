@@ -10,8 +10,7 @@ import time
 import pytest
 from django.contrib.auth import get_user_model
 
-from duels.models import Duel
-from tests.helpers.big_duel import NEEDLE, big_duel_create
+from tests.helpers.big_duel import NEEDLE, big_duel_create, big_duel_delete
 from tests.helpers.postgres import fresh_postgres_database, postgres_shell
 
 PATHOLOGICAL = "<" * 200
@@ -23,7 +22,7 @@ def big_duel(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         duel = big_duel_create()
         yield duel
-        Duel.objects.filter(pk=duel.pk).delete()
+        big_duel_delete(duel)
 
 
 def filter_timings(client, duel) -> dict[str, tuple[float, int, str]]:
