@@ -4,7 +4,7 @@ The database is the truth; a lost doorbell only delays a live view until its nex
 channel layer that is down never fails (nor slows) the step that rang it.
 
 Rings go to the episode's group (`episode.<uuid>`), the only group anything joins: the episode
-viewer's websocket (duels/consumers.py). Duel and tournament pages poll the database instead, so
+viewers' hub (duels/episode_hub.py). Duel and tournament pages poll the database instead, so
 a ring to their groups would cost a channel-layer round trip (two Redis commands) for nobody.
 
 Rings go through one long-lived sender per process: a daemon thread with its own event loop,

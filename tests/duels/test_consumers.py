@@ -111,9 +111,9 @@ async def test_since_skips_steps_the_client_already_has():
 
 
 async def test_live_doorbell_is_forwarded_with_its_data(monkeypatch):
-    from duels import consumers
+    from duels import episode_hub
 
-    monkeypatch.setattr(consumers, "POLL_SECONDS", 60)  # only the doorbell can bring step 3
+    monkeypatch.setattr(episode_hub, "POLL_SECONDS", 60)  # only the doorbell can bring step 3
     user = await make_user()
     episode = await make_episode(steps=2, status=Status.RUNNING)
     communicator = await connect(episode, user)
@@ -229,12 +229,12 @@ async def test_doorbells_close_together_are_coalesced_into_few_frames_in_order()
 
 
 async def test_viewers_of_one_episode_share_one_hub_and_each_get_every_step(monkeypatch):
-    from duels import consumers
-    from duels.consumers import EpisodeHub
+    from duels import episode_hub
+    from duels.episode_hub import EpisodeHub
 
     # A poll between storing step 2 and ringing would send the stored text: only the doorbell
     # may bring it here, so "bell 2" shows the one hub handed its data to every viewer.
-    monkeypatch.setattr(consumers, "POLL_SECONDS", 60)
+    monkeypatch.setattr(episode_hub, "POLL_SECONDS", 60)
     user = await make_user()
     episode = await make_episode(steps=1, status=Status.RUNNING)
     viewers = [await connect(episode, user) for _ in range(3)]
@@ -253,7 +253,7 @@ async def test_viewers_of_one_episode_share_one_hub_and_each_get_every_step(monk
 
 
 async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monkeypatch):
-    from duels import consumers
+    from duels import episode_hub
 
     calls = {"news": 0, "progress": 0}
 
@@ -263,9 +263,9 @@ async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monk
             return await function(*args)
         return wrapper
 
-    monkeypatch.setattr(consumers, "_load_news", counting("news", consumers._load_news))
-    monkeypatch.setattr(consumers, "_load_progress",
-                        counting("progress", consumers._load_progress))
+    monkeypatch.setattr(episode_hub, "_load_news", counting("news", episode_hub._load_news))
+    monkeypatch.setattr(episode_hub, "_load_progress",
+                        counting("progress", episode_hub._load_progress))
     user = await make_user()
     episode = await make_episode(steps=1, status=Status.RUNNING)
     viewers = [await connect(episode, user) for _ in range(5)]
@@ -285,7 +285,7 @@ async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monk
 
 
 async def test_viewers_joining_together_share_one_catch_up_and_miss_no_doorbell(monkeypatch):
-    from duels import consumers
+    from duels import consumers, episode_hub
 
     calls = {"news": 0, "state": 0}
 
@@ -295,8 +295,8 @@ async def test_viewers_joining_together_share_one_catch_up_and_miss_no_doorbell(
             return await function(*args)
         return wrapper
 
-    monkeypatch.setattr(consumers, "POLL_SECONDS", 60)  # only the doorbell brings step 31
-    monkeypatch.setattr(consumers, "_load_news", counting("news", consumers._load_news))
+    monkeypatch.setattr(episode_hub, "POLL_SECONDS", 60)  # only the doorbell brings step 31
+    monkeypatch.setattr(episode_hub, "_load_news", counting("news", episode_hub._load_news))
     monkeypatch.setattr(consumers, "_load_state", counting("state", consumers._load_state))
     user = await make_user()
     episode = await make_episode(steps=30, status=Status.RUNNING)
@@ -314,7 +314,7 @@ async def test_viewers_joining_together_share_one_catch_up_and_miss_no_doorbell(
 
 
 async def test_viewers_of_several_episodes_share_one_poll_per_round(monkeypatch):
-    from duels import consumers
+    from duels import episode_hub
 
     rounds = []
 
@@ -322,8 +322,8 @@ async def test_viewers_of_several_episodes_share_one_poll_per_round(monkeypatch)
         rounds.append(sorted(episode_pks))
         return await original(episode_pks)
 
-    original = consumers._load_progress
-    monkeypatch.setattr(consumers, "_load_progress", counting)
+    original = episode_hub._load_progress
+    monkeypatch.setattr(episode_hub, "_load_progress", counting)
     user = await make_user()
     episodes = [await make_episode(steps=1, status=Status.RUNNING) for _ in range(3)]
     viewers = [await connect(episode, user) for episode in episodes]
