@@ -22,8 +22,6 @@ def _named(player: Player | None) -> dict[str, str] | None:
     return None if player is None else {"uuid": str(player.uuid), "name": player.name}
 
 
-
-
 def player_json(player: Player, *, staff: bool = False) -> dict[str, Any]:
     data = {
         "uuid": str(player.uuid), "name": player.name, "provider": player.provider,
