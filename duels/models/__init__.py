@@ -19,6 +19,7 @@ from duels.models.rubrics import (
     QueueKind,
     Rubric,
 )
+from duels.models.studies import Study
 from duels.models.tokens import ApiToken, TokenScope
 from duels.models.transfer import AnalyticsSnapshot, TransferResult
 from duels.models.workers import WorkerHeartbeat
@@ -35,6 +36,7 @@ __all__ = [
     "Hint",
     "EnvironmentEstimate",
     "Tournament",
+    "Study",
     "Outcome",
     "Duel",
     "ModelCall",

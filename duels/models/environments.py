@@ -9,6 +9,7 @@ from django.db import models
 
 from duels.analytics.designs import content_hash, design_source  # noqa: F401 (re-exported)
 from duels.models.players import Player
+from duels.models.studies import Study
 
 
 class EnvironmentStatus(models.TextChoices):
@@ -34,6 +35,20 @@ class Environment(models.Model):
     )
     validation = models.JSONField(null=True, blank=True)
     max_steps = models.PositiveIntegerField(null=True, blank=True)
+    # The kind of environment its slot asked for; the family for environments outside a study.
+    domain = models.CharField(max_length=60, blank=True, db_index=True)
+    # Drawn once and stored: every solver plays these seeds in both conditions.
+    benchmark_seeds = models.JSONField(null=True, blank=True)
+    # A study's slot (`env_003`) and this version's place in its lineage: 0 is the first
+    # version, n its n-th revision after play (`env_003/harden_0n`), pointing at `parent`.
+    study = models.ForeignKey(
+        Study, null=True, blank=True, on_delete=models.CASCADE, related_name="environments"
+    )
+    slot = models.CharField(max_length=40, blank=True)
+    revision = models.PositiveSmallIntegerField(default=0)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="revisions"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -41,6 +56,7 @@ class Environment(models.Model):
         indexes = [
             models.Index(fields=["author", "-created_at"], name="env_author_created"),
             models.Index(fields=["status"], name="env_status"),
+            models.Index(fields=["study", "slot", "revision"], name="env_study_slot"),
         ]
 
     def __str__(self) -> str:
@@ -59,6 +75,22 @@ class Environment(models.Model):
     def is_valid(self) -> bool:
         return self.status == EnvironmentStatus.VALID
 
+    @property
+    def version(self) -> str:
+        """The version's name as the original harness names it (`env_003/harden_01`)."""
+        return version_name(slot=self.slot, revision=self.revision)
+
+    @property
+    def domain_or_family(self) -> str:
+        return self.domain or self.family
+
+
+def version_name(*, slot: str, revision: int) -> str:
+    """`env_003` for a slot's first version, `env_003/harden_0n` for its n-th revision."""
+    if not slot:
+        return ""
+    return slot if revision == 0 else f"{slot}/harden_{revision:02d}"
+
 
 class Hint(models.Model):
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
@@ -67,6 +99,9 @@ class Hint(models.Model):
         Player, null=True, blank=True, on_delete=models.PROTECT, related_name="hints"
     )
     text = models.TextField()
+    # Graded hints as the original harness reads them: level 1 (`hint` or `hint_1`) is played
+    # unless another level is chosen; level 2 (`hint_2`) says more.
+    level = models.PositiveSmallIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -11,6 +11,7 @@ from duels.models.common import DONE_STATUSES, Status
 from duels.models.duels import Duel
 from duels.models.environments import Environment, Hint
 from duels.models.players import Player
+from duels.models.studies import Study
 
 
 class ModelCall(models.Model):
@@ -24,6 +25,13 @@ class ModelCall(models.Model):
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     duel = models.ForeignKey(
         Duel, null=True, blank=True, on_delete=models.CASCADE, related_name="model_calls"
+    )
+    study = models.ForeignKey(
+        Study, null=True, blank=True, on_delete=models.CASCADE, related_name="model_calls"
+    )
+    # The environment this setter answer became, once it was read (setter data leaves with it).
+    environment = models.ForeignKey(
+        Environment, null=True, blank=True, on_delete=models.SET_NULL, related_name="model_calls"
     )
     player = models.ForeignKey(Player, on_delete=models.PROTECT, related_name="model_calls")
     role = models.CharField(max_length=16, choices=Role.choices)
@@ -69,6 +77,10 @@ class Episode(models.Model):
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     duel = models.ForeignKey(
         Duel, null=True, blank=True, on_delete=models.CASCADE, related_name="episodes"
+    )
+    # A field play of a study (no duel): the study's head-to-head results are derived from these.
+    study = models.ForeignKey(
+        Study, null=True, blank=True, on_delete=models.CASCADE, related_name="episodes"
     )
     environment = models.ForeignKey(
         Environment, on_delete=models.CASCADE, related_name="episodes"
@@ -124,6 +136,11 @@ class Episode(models.Model):
                 fields=["duel", "environment", "solver", "condition", "seed"],
                 condition=Q(duel__isnull=False),
                 name="episode_unique_in_duel",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "environment", "solver", "condition", "seed"],
+                condition=Q(study__isnull=False),
+                name="episode_unique_in_study",
             ),
         ]
 
