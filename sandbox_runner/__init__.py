@@ -66,8 +66,12 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_MODULE_OF})
 
 
-def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = "auto") -> Sandbox:
+def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = "auto",
+                 adapter: dict | None = None) -> Sandbox:
     """Start a fresh sandbox, load `code` into it and return it (a context manager).
+
+    `adapter` (an Environment's `sandbox_adapter`) plays a source of another interface, an
+    envduels-v1 class, behind the same protocol, sandbox and limits.
 
     Raises SandboxUnavailable when no backend can run here, EnvCodeError when the module does
     not load, and the other SandboxError kinds when a limit is hit while loading.
@@ -83,7 +87,7 @@ def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = 
     process, pooled = POOL.take(chosen, limits)
     sandbox = Sandbox(process, limits)
     try:
-        sandbox.load(code)
+        sandbox.load(code, adapter)
     except SandboxCrashed:
         sandbox.close()
         if not pooled:
@@ -91,7 +95,7 @@ def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = 
         # A warm sandbox may have died while it waited; retry once on a freshly started one.
         sandbox = Sandbox(chosen.start(limits), limits)
         try:
-            sandbox.load(code)
+            sandbox.load(code, adapter)
         except BaseException:
             sandbox.close()
             raise

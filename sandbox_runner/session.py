@@ -86,8 +86,11 @@ class Sandbox:
                 self.kill()
         return self.channel.log_text
 
-    def load(self, code: str) -> None:
-        reply = self.call("load", code=code)
+    def load(self, code: str, adapter: dict | None = None) -> None:
+        """Load `code`; `adapter` names another interface the guest adapts (an envduels-v1
+        class: {"format": "envduels-v1", "class_name", "max_turns"})."""
+        reply = (self.call("load", code=code, adapter=adapter) if adapter is not None
+                 else self.call("load", code=code))
         self.max_steps, self.has_reference = self.checked(reply_load_values, reply)
 
     def reset(self, seed: int = 0) -> str:

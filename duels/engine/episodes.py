@@ -234,7 +234,8 @@ def _play(
     params = solver.params or {}
     doorbell_warm()  # its thread makes the channel layer while the sandbox opens
     opening = time.monotonic()
-    with open_sandbox(episode.environment.source, backend=settings.ENVDUELS_SANDBOX) as sandbox:
+    with open_sandbox(episode.environment.source, backend=settings.ENVDUELS_SANDBOX,
+                      adapter=episode.environment.sandbox_adapter) as sandbox:
         Episode.objects.filter(pk=episode.pk).update(
             sandbox_backend=sandbox.backend_name,
             sandbox_start_ms=int((time.monotonic() - opening) * 1000))

@@ -51,8 +51,10 @@ CHECK_NAMES = ("source_size", "module_loads", "deterministic", "three_seeds_rese
 class ValidationRun:
     """Collects check results while sandboxes run; any sandbox-limit error is recorded."""
 
-    def __init__(self, source: str, limits: SandboxLimits | None, backend: str) -> None:
+    def __init__(self, source: str, limits: SandboxLimits | None, backend: str,
+                 adapter: dict | None = None) -> None:
         self.source = source
+        self.adapter = adapter
         self.limits = limits
         self.backend = backend
         self.backend_used = backend
@@ -67,7 +69,8 @@ class ValidationRun:
 
     def in_fresh_sandbox(self, work: Callable[[Any], Any]) -> Any:
         """Run `work(sandbox)` in a newly loaded sandbox; sandbox errors propagate."""
-        with open_sandbox(self.source, limits=self.limits, backend=self.backend) as sandbox:
+        with open_sandbox(self.source, limits=self.limits, backend=self.backend,
+                          adapter=self.adapter) as sandbox:
             self.backend_used = sandbox.backend_name
             self.max_steps = sandbox.max_steps
             return work(sandbox)
@@ -124,17 +127,20 @@ def short(error: BaseException, limit: int = 500) -> str:
 
 def environment_validation_report(*, source: str, hint_texts: list[str],
                                   limits: SandboxLimits | None = None,
-                                  backend: str = "auto") -> dict[str, Any]:
+                                  backend: str = "auto",
+                                  adapter: dict | None = None) -> dict[str, Any]:
     """Run every validation check (docs/environments.md) on `source` in two fresh sandboxes.
 
     The source is read first (validation_static: sources of non-determinism the sandbox cannot
     pin are refused with their line); then both sandboxes play the same script
     (validation_transcript.play_script), the first also playing the solver's game a second time,
     and their transcripts are compared answer by answer. Raises SandboxUnavailable when no
-    sandbox can run here (that is not the setter's fault).
+    sandbox can run here (that is not the setter's fault). With `adapter` (an imported
+    envduels-v1 class) the same checks play the class through the guest's adapter.
     """
-    run = ValidationRun(source, limits, backend)
-    run.warnings.extend(near_miss_warnings(source))
+    run = ValidationRun(source, limits, backend, adapter)
+    if adapter is None:  # near misses are of EnvDuels' own names
+        run.warnings.extend(near_miss_warnings(source))
     static_refusals, static_warnings = determinism_findings(source)
     if len(static_refusals) > MAX_FINDINGS_SHOWN:  # the report stays short: the first few lines
         static_refusals = [*static_refusals[:MAX_FINDINGS_SHOWN],
@@ -230,22 +236,9 @@ def environment_validate(*, environment: Environment) -> Environment:
     and the duel goes on.
     """
     hint_texts = list(environment.hints.values_list("text", flat=True))
-    try:
-        report = environment_validation_report(
-            source=environment.source, hint_texts=hint_texts, backend=settings.ENVDUELS_SANDBOX
-        )
-    except SandboxUnavailable:
-        raise
-    except Exception as error:
-        logger.exception("validating environment %s stopped on an unexpected error",
-                         environment.uuid)
-        report = validation_error_report(
-            f"validation stopped on an unexpected error: {type(error).__name__}: {short(error)}")
-    max_steps = report.get("max_steps")
-    if max_steps is not None and (type(max_steps) is not int
-                                  or not MIN_STEPS <= max_steps <= MAX_STEPS):
-        report = validation_error_report(
-            f"max_steps {str(max_steps)[:40]} is outside {MIN_STEPS}..{MAX_STEPS}")
+    report = source_validation_report(source=environment.source, hint_texts=hint_texts,
+                                      adapter=environment.sandbox_adapter,
+                                      label=str(environment.uuid))
     if environment.title == UNTITLED and environment.author_id is not None:
         report["warnings"] = [UNTITLED_WARNING, *report.get("warnings", [])]
     try:
@@ -256,6 +249,29 @@ def environment_validate(*, environment: Environment) -> Environment:
         validation_store(environment=environment, report=validation_error_report(
             f"the validation result could not be stored: {short(error)}"))
     return environment
+
+
+def source_validation_report(*, source: str, hint_texts: list[str],
+                             adapter: dict | None = None, label: str = "") -> dict[str, Any]:
+    """The validation report of a source not stored yet (or of a stored one): every check in
+    the configured sandbox, an unexpected failure and a `max_steps` out of range made invalid
+    reports with the reason. Only SandboxUnavailable escapes."""
+    try:
+        report = environment_validation_report(
+            source=source, hint_texts=hint_texts, backend=settings.ENVDUELS_SANDBOX,
+            adapter=adapter)
+    except SandboxUnavailable:
+        raise
+    except Exception as error:
+        logger.exception("validating environment %s stopped on an unexpected error", label)
+        report = validation_error_report(
+            f"validation stopped on an unexpected error: {type(error).__name__}: {short(error)}")
+    max_steps = report.get("max_steps")
+    if max_steps is not None and (type(max_steps) is not int
+                                  or not MIN_STEPS <= max_steps <= MAX_STEPS):
+        report = validation_error_report(
+            f"max_steps {str(max_steps)[:40]} is outside {MIN_STEPS}..{MAX_STEPS}")
+    return report
 
 
 def validation_error_report(reason: str) -> dict[str, Any]:

@@ -7,9 +7,16 @@ from duels.models.accounts import RateBucket, SignInFailure
 from duels.models.annotations import STARTER_TAGS, Annotation, TargetKind
 from duels.models.common import DONE_STATUSES, Status
 from duels.models.duels import Duel, Outcome, Tournament
-from duels.models.environments import Environment, EnvironmentStatus, Hint, content_hash
+from duels.models.environments import (
+    Contract,
+    Environment,
+    EnvironmentStatus,
+    Hint,
+    content_hash,
+)
 from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Step
 from duels.models.estimates import EnvironmentEstimate
+from duels.models.panels import OutcomeStatus, OutsideOutcome, Panel, PanelEntry, PanelOrigin
 from duels.models.players import Player, Provider, builtin_player_uuid
 from duels.models.rubrics import (
     Adjudication,
@@ -32,11 +39,17 @@ __all__ = [
     "builtin_player_uuid",
     "EnvironmentStatus",
     "content_hash",
+    "Contract",
     "Environment",
     "Hint",
     "EnvironmentEstimate",
     "Tournament",
     "Study",
+    "Panel",
+    "PanelEntry",
+    "PanelOrigin",
+    "OutsideOutcome",
+    "OutcomeStatus",
     "Outcome",
     "Duel",
     "ModelCall",

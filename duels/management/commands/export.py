@@ -13,7 +13,8 @@ verifiers, gymnasium, trl: a curated training set as an RL-trainer package writt
 --out (set options as for `manage.py training_set`: --size, --per-cluster, --author, --family,
 --tournament, --round, --pass-low, --pass-high, --name).
 envduels-v1: the same set in the original harness's format-version-1 layout (manifest.json, one
-class per design that runs it in the sandbox runner), written to the directory --out.
+class per design that runs it in the sandbox runner), written to the directory --out; with
+--panel P, that panel's frozen versions, seeds and hints (it imports back as the same panel).
 html: one self-contained replay file (opens from disk, no server) of --episode UUID (repeat it
 for a compare pair) or of every episode of --duel UUID.
 site: a static website of --tournament UUID (repeatable) written to the new folder --out, the
@@ -119,6 +120,9 @@ class Command(BaseCommand):
         parser.add_argument("--thinking", action="store_true",
                             help="chat: keep each reply's reasoning (reasoning_content).")
         add_set_arguments(parser, author=False, family=False, tournament=False)
+        parser.add_argument("--panel", default="",
+                            help="envduels-v1: a panel (uuid, name or manifest-hash prefix) "
+                                 "instead of the curated set.")
         parser.add_argument("--name", default="envduels-set",
                             help="verifiers/gymnasium: the package's name (its module name "
                                  "with - as _).")
@@ -135,6 +139,9 @@ class Command(BaseCommand):
                       else ".html" if options["format"] == "html" else ".jsonl")
             options["out"] = str(default_export_path(export_format=options["format"],
                                                      suffix=suffix))
+        if options["panel"]:
+            self.write_panel(options)
+            return
         if options["format"] in (*PACKAGE_FORMATS, *TRAINER_FORMATS):
             items = training_set_select(filters=set_filters(options))
             try:
@@ -166,6 +173,21 @@ class Command(BaseCommand):
             except OSError as exc:
                 raise CommandError(f"cannot write {options['out']}: {exc}") from exc
             self.stderr.write(f"wrote {count} lines to {options['out']}")
+
+    def write_panel(self, options: dict[str, Any]) -> None:
+        from duels.panels.errors import PanelError
+        from duels.panels.export import panel_export_write
+        from duels.panels.selectors import panel_find
+
+        if options["format"] != "envduels-v1":
+            raise CommandError("--panel goes with --format envduels-v1")
+        try:
+            panel = panel_find(options["panel"])
+            out = panel_export_write(panel=panel, out=Path(options["out"]))
+        except (PanelError, PackageError, OSError) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stderr.write(f"wrote panel {panel.name} (manifest {panel.manifest_sha256}) as an "
+                          f"envduels-v1 export to {out}")
 
     def write_replay(self, options: dict[str, Any]) -> None:
         try:
