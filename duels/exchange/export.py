@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 from uuid import UUID
@@ -18,12 +17,15 @@ from uuid import UUID
 from django.db import models
 from django.db.models import Prefetch, QuerySet
 
+from duels.exchange.fields import Field, _f, _ref
 from duels.exchange.identities import author_plain_name
+from duels.exchange.panel_schema import PANEL_MODELS, PANEL_SCHEMA
 from duels.models import (
     Adjudication,
     Annotation,
     AnnotationQueue,
     Answer,
+    Contract,
     Duel,
     Environment,
     Episode,
@@ -43,35 +45,6 @@ from duels.models import (
 FORMAT = "envduels.v1"
 FORMAT_LINE = {"format": FORMAT}
 CHUNK_SIZE = 250  # rows per fetch: the export holds about one chunk at a time
-
-
-@dataclass(frozen=True)
-class Field:
-    """One record field: its JSON name, type, model path (for `.values()`), and constraints.
-
-    Types: str, int, number, bool, time, object, tags (list of str), ref (uuid of `ref` kind),
-    refs (list of uuids of `ref` kind), target (annotation target, kind given by target_kind),
-    uuid (a plain uuid), list and json (any JSON list / value), names (people's plain names).
-    """
-
-    name: str
-    type: str
-    path: str = ""
-    nullable: bool = False
-    ref: str = ""
-    choices: tuple[str, ...] = ()
-    minimum: float | None = None
-    # An optional field older files may lack: absent, it reads as `default`.
-    optional: bool = False
-    default: Any = None
-
-
-def _f(name: str, type_: str, path: str = "", **options: Any) -> Field:
-    return Field(name=name, type=type_, path=path or name, **options)
-
-
-def _ref(name: str, kind: str, *, nullable: bool = False, path: str = "") -> Field:
-    return Field(name=name, type="ref", path=path or f"{name}__uuid", ref=kind, nullable=nullable)
 
 
 _STATUSES = tuple(Status.values)
@@ -103,11 +76,16 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         # Optional (older files lack it): the design key, SHA-256 of the normalised source; an
         # import checks it and files the environment under that design (merging into it).
         _f("content_hash", "str", nullable=True, optional=True),
+        # Optional (older files lack them): an imported class's own interface (docs/panels.md).
+        _f("contract", "str", optional=True, default="envduels", choices=tuple(Contract.values)),
+        _f("class_name", "str", optional=True, default=""),
     ),
     "hint": (
         _ref("environment", "environment"),
         _ref("author", "player", nullable=True),
         _f("text", "str"),
+        # Optional (older files lack it): 1 for `hint`/`hint_1`, 2 for the graded `hint_2`.
+        _f("level", "int", optional=True, default=1, minimum=1),
     ),
     "tournament": (
         _f("name", "str"),
@@ -238,6 +216,7 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("decided_by", "str", path="decided_by__username", nullable=True),
         _f("created_at", "time"),
     ),
+    **PANEL_SCHEMA,
 }
 KIND_ORDER: tuple[str, ...] = tuple(SCHEMA)
 MODELS: dict[str, type[models.Model]] = {
@@ -254,6 +233,7 @@ MODELS: dict[str, type[models.Model]] = {
     "queue": AnnotationQueue,
     "answer": Answer,
     "adjudication": Adjudication,
+    **PANEL_MODELS,
 }
 
 
