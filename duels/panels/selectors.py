@@ -60,3 +60,23 @@ def panel_show_json(panel: Panel) -> dict:
                               "benchmark_seeds": list(entry.benchmark_seeds),
                               "hint_levels": entry.hint_levels}
                              for entry in panel_entries(panel)]}
+
+
+def panel_get(panel_uuid: UUID) -> Panel:
+    from django.shortcuts import get_object_or_404
+
+    return get_object_or_404(Panel, uuid=panel_uuid)
+
+
+def panel_outcome_summary(panel: Panel) -> list[dict]:
+    """Per imported model: decided plays and successes per condition, and incomplete ones
+    (kept apart, never a result). One query."""
+    from django.db.models import Q
+
+    rows = (panel.outcomes.values("model").order_by("model").annotate(
+        unhinted_decided=Count("id", filter=Q(hinted=False) & ~Q(status="incomplete")),
+        unhinted_passed=Count("id", filter=Q(hinted=False, status="success")),
+        hinted_decided=Count("id", filter=Q(hinted=True) & ~Q(status="incomplete")),
+        hinted_passed=Count("id", filter=Q(hinted=True, status="success")),
+        incomplete=Count("id", filter=Q(status="incomplete"))))
+    return list(rows)

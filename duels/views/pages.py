@@ -19,6 +19,7 @@ from duels.views import (
     environments,
     episodes,
     glossary,
+    panels,
     players,
     replay_files,
     search,
@@ -58,5 +59,6 @@ urlpatterns = [
     *duels_pages.urlpatterns,
     *episodes.urlpatterns,
     *tournaments.urlpatterns,
+    *panels.urlpatterns,
     *glossary.urlpatterns,
 ]
