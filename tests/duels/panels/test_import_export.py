@@ -185,3 +185,20 @@ def test_a_missing_manifest_says_what_the_folder_is_not(tmp_path):
         call_command("import", str(tmp_path / "empty"))
     shutil.rmtree(tmp_path / "empty")
     assert nothing_written()
+
+
+def test_a_class_that_breaks_the_v1_interface_is_stored_invalid_with_the_reason(
+        sandboxed, tmp_path):
+    write_export(tmp_path / "export")
+    target = tmp_path / "export" / "environments/alpha-7b/env_001/harden_01/env.py"
+    target.write_text(target.read_text().replace(
+        '{"seed": seed})', '{"seed": seed})[0]'))  # reset returns the observation alone
+    manifest = json.loads((tmp_path / "export" / "manifest.json").read_text())
+    manifest["environments"][0]["source_sha256"] = hashlib.sha256(
+        target.read_bytes()).hexdigest()
+    (tmp_path / "export" / "manifest.json").write_text(json.dumps(manifest))
+    call_command("import", str(tmp_path / "export"))
+    broken = PanelEntry.objects.get(class_name="Game1").environment
+    assert broken.status == EnvironmentStatus.INVALID
+    assert "reset(seed=) must return (observation, info)" in json.dumps(broken.validation)
+    assert PanelEntry.objects.get(class_name="Game2").environment.is_valid
