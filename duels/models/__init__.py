@@ -19,7 +19,7 @@ from duels.models.rubrics import (
     QueueKind,
     Rubric,
 )
-from duels.models.studies import Study
+from duels.models.studies import SlotPhase, Study, StudySlot
 from duels.models.tokens import ApiToken, TokenScope
 from duels.models.transfer import AnalyticsSnapshot, TransferResult
 from duels.models.workers import WorkerHeartbeat
@@ -37,6 +37,8 @@ __all__ = [
     "EnvironmentEstimate",
     "Tournament",
     "Study",
+    "StudySlot",
+    "SlotPhase",
     "Outcome",
     "Duel",
     "ModelCall",
