@@ -32,6 +32,7 @@ class DuelsConfig(AppConfig):
         from duels import tasks  # noqa: F401
         from duels.engine import duel_owner  # noqa: F401
         from duels.signals import data_changed
+        from duels.studies import owner  # noqa: F401
 
         post_migrate.connect(_step_search_index, sender=self)
         data_changed.connect(_analytics_data_changed, dispatch_uid="analytics_data_changed")

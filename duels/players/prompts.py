@@ -278,21 +278,18 @@ def study_setter_messages(
 
 def field_digest(
     *, version: str, title: str, domain: str, hint: str, seeds: Sequence[int],
-    solvers: Sequence[dict], unhinted_failures: Sequence[tuple[str, int, list[str]]],
+    p_unhinted: float | None, p_hinted: float | None, solvers: Sequence[dict],
+    unhinted_failures: Sequence[tuple[str, int, list[str]]],
     hinted_successes: Sequence[tuple[str, int, list[str]]], flipped: Sequence[int],
 ) -> str:
-    """How the field did on one version: each solver's pass rates per condition (`solvers`:
-    {"solver", "unhinted", "hinted", "unhinted_plays", "hinted_plays"}), the last actions of
-    unhinted failures and of hinted successes ((solver, seed, actions)), the seeds the hint
-    flipped from a failure to a pass for at least one solver."""
+    """How the field did on one version: its pass rates over the whole field, each solver's per
+    condition (`solvers`: {"solver", "unhinted", "hinted"}), the last actions of unhinted
+    failures and of hinted successes ((solver, seed, actions)), the seeds the hint flipped from
+    a failure to a pass for at least one solver."""
     lines = [f"Version: {version}", f"Environment: {title}", f"Domain: {domain}",
-             f"Hint: {hint.strip()}", f"Benchmark seeds: {', '.join(map(str, seeds))}"]
-    plays_u = sum(row["unhinted_plays"] for row in solvers)
-    plays_h = sum(row["hinted_plays"] for row in solvers)
-    passed_u = sum(round((row["unhinted"] or 0) * row["unhinted_plays"]) for row in solvers)
-    passed_h = sum(round((row["hinted"] or 0) * row["hinted_plays"]) for row in solvers)
-    lines.append(f"Pass rate without hint: {_rate(passed_u / plays_u if plays_u else None)}")
-    lines.append(f"Pass rate with hint: {_rate(passed_h / plays_h if plays_h else None)}")
+             f"Hint: {hint.strip()}", f"Benchmark seeds: {', '.join(map(str, seeds))}",
+             f"Pass rate without hint: {_rate(p_unhinted)}",
+             f"Pass rate with hint: {_rate(p_hinted)}"]
     lines.append("Per solver (without hint / with hint):")
     for row in solvers:
         lines.append(f"  - {row['solver']}: {_rate(row['unhinted'])} / {_rate(row['hinted'])}")

@@ -9,18 +9,19 @@ here, hands the work back after the current steps); the tournament itself keeps 
 from __future__ import annotations
 
 import json
-import threading
-import time
 
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
-from django_tasks_db.models import DBTaskResult
 
 from duels.engine.duels import DuelError
 from duels.engine.queue import tournament_enqueue
 from duels.engine.scheduler import tournament_drive
 from duels.engine.tournaments import tournament_create, tournament_result
-from duels.engine.workers import stop_on_signals
-from duels.management.commands._engine import ProgressPrinter, players_by_name, require_credentials
+from duels.management.commands._engine import (
+    players_by_name,
+    progress_line,
+    require_credentials,
+    run_follow,
+)
 from duels.models import Tournament
 from duels.selectors.costs import tournament_projection
 
@@ -108,43 +109,6 @@ class Command(BaseCommand):
             self.stdout.write(f"assumed: {note}")
 
     def _follow(self, tournament: Tournament) -> None:
-        printer = ProgressPrinter(self.notes)
-        with stop_on_signals() as stop:
-            inline = None
-            if not self._picked_up(tournament, stop):
-                self.notes.write("no worker picked the tournament up (start one with "
-                                 "`python manage.py worker`); running it here")
-                inline = threading.Thread(target=_drive, kwargs={"tournament": tournament,
-                                                                 "stop": stop})
-                inline.start()
-            while not stop.is_set():
-                tournament.refresh_from_db()
-                printer.show(tournament)
-                if tournament.is_done or (inline is not None and not inline.is_alive()):
-                    break
-                stop.wait(0.5)
-            if inline is not None:
-                inline.join()
-            printer.close()
-        if stop.is_set():
-            self.notes.write(f"stopped following; tournament {tournament.uuid} goes on in the "
-                             f"workers (cancel it with `manage.py cancel {tournament.uuid}`)")
-
-    def _picked_up(self, tournament: Tournament, stop: threading.Event) -> bool:
-        deadline = time.monotonic() + PICKUP_SECONDS
-        tasks = DBTaskResult.objects.filter(task_path=TASK_PATH,
-                                            args_kwargs__kwargs__tournament_uuid=str(tournament.uuid))
-        while time.monotonic() < deadline and not stop.is_set():
-            if tasks.exclude(status="READY").exists():
-                return True
-            stop.wait(0.25)
-        return False
-
-
-def _drive(*, tournament: Tournament, stop: threading.Event) -> None:
-    from django.db import connections
-
-    try:
-        tournament_drive(tournament=tournament, stop=stop)
-    finally:
-        connections.close_all()
+        run_follow(notes=self.notes, run=tournament, noun="tournament", task_path=TASK_PATH,
+                   kwarg="tournament_uuid", drive=tournament_drive, line=progress_line,
+                   pickup_seconds=PICKUP_SECONDS)

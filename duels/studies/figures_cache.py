@@ -1,0 +1,80 @@
+"""The study's figures as last computed, and whether they still describe its data.
+
+The page and the API answer from the figures stored on the study (`Study.figures`), never by
+computing them in a request: a study of 12,960 field plays takes tens of seconds to recompute
+with its intervals. The stored figures carry the fingerprint of the data they were computed from;
+while the data has moved on, a reader gets them with `current` False and a background refresh is
+queued (one at a time per study).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from datetime import timedelta
+
+from django.db import DatabaseError
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from duels.models import DONE_STATUSES, EnvironmentStatus, Episode, Study
+from duels.task_registry import task_named
+
+logger = logging.getLogger(__name__)
+
+REFRESH_TASK = "study_figures_refresh"
+# Refresh requests for one study within this many seconds share one task.
+DEBOUNCE_SECONDS = 5
+
+
+def study_figures_fingerprint(*, study: Study) -> str:
+    """What the figures would be computed from now: the study's ended plays (how many, the
+    latest end), its versions (how many, how many valid, the newest) and its status."""
+    plays = Episode.objects.filter(study=study, status__in=DONE_STATUSES).aggregate(
+        count=Count("pk"), last=Max("finished_at"))
+    versions = study.environments.aggregate(
+        count=Count("pk"), valid=Count("pk", filter=Q(status=EnvironmentStatus.VALID)),
+        last=Max("pk"))
+    status = Study.objects.filter(pk=study.pk).values_list("status", flat=True).first()
+    text = json.dumps([plays["count"], str(plays["last"]), versions["count"],
+                       versions["valid"], versions["last"], status])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def study_figures_pending(*, study: Study) -> bool:
+    """True when a refresh of this study's figures is queued or running."""
+    from django_tasks import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
+
+    return DBTaskResult.objects.filter(
+        task_path=task_named(REFRESH_TASK).module_path,
+        status__in=[TaskResultStatus.READY, TaskResultStatus.RUNNING],
+        args_kwargs__kwargs__study_uuid=str(study.uuid),
+    ).exists()
+
+
+def study_figures_request(*, study: Study, delay_seconds: float = DEBOUNCE_SECONDS) -> bool:
+    """Queue a background refresh of the study's figures unless one is queued or running;
+    True when one was queued. Never raises a database error to the caller."""
+    try:
+        if study_figures_pending(study=study):
+            return False
+        run_after = timezone.now() + timedelta(seconds=delay_seconds)
+        task_named(REFRESH_TASK).using(run_after=run_after).enqueue(study_uuid=str(study.uuid))
+    except DatabaseError:
+        logger.exception("could not queue a refresh of study %s's figures", study.uuid)
+        return False
+    return True
+
+
+def study_figures_stored(*, study: Study) -> tuple[dict | None, bool]:
+    """The stored figures (None before the first computation) and whether they are current;
+    a stale or missing one queues a background refresh."""
+    stored = Study.objects.filter(pk=study.pk).values_list(
+        "figures", "figures_fingerprint").first()
+    figures, fingerprint = stored if stored else (None, "")
+    current = figures is not None and fingerprint == study_figures_fingerprint(study=study)
+    if not current:
+        study_figures_request(study=study)
+    return figures, current
