@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db.models import F, Q
 
-from duels.engine.costs import cost_cap_check
+from duels.engine.costs import CostCapReached, cost_cap_check
 from duels.engine.owners import EpisodeOwner, episode_owner_register
 from duels.engine.runs import OpenRun, RunKind, run_kind_register
 from duels.engine.shared_reads import SharedReads
@@ -49,6 +49,19 @@ def study_state_forget(*, study_id: int | None = None) -> None:
 def study_spend_check(*, spend: dict[str, Any]) -> None:
     """Raise CostCapReached once the study's spend has reached its cap."""
     cost_cap_check(spent=spend["cost"] or 0, cap=spend["cost_cap"], scope="study cost cap")
+
+
+def study_cap_reached(*, study_id: int) -> str | None:
+    """The message of the study's spent cost cap (from this process's shared read), or None
+    while it has money left or no cap."""
+    state = study_state_read(study_id=study_id)
+    if state is None:
+        return None
+    try:
+        study_spend_check(spend=state)
+    except CostCapReached as reached:
+        return str(reached)
+    return None
 
 
 def study_charge(*, study_id: int, cost: float) -> None:

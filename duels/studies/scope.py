@@ -36,7 +36,7 @@ from duels.studies.field import (
     study_slots_advance,
 )
 from duels.studies.figures_cache import study_figures_request
-from duels.studies.owner import STUDY_DRIVE_TASK
+from duels.studies.owner import STUDY_DRIVE_TASK, study_cap_reached
 
 
 def claimable_slots(*, now: datetime) -> Q:
@@ -123,6 +123,11 @@ class StudyScope(WorkScope):
             .values_list("pk", "slot_id", "environment_id", "environment__revision", "status"))
 
     def work_ended(self, *, unit_id: int) -> None:
+        capped = study_cap_reached(study_id=self.study.pk)
+        if capped is not None:
+            # Its cost cap is spent: the study stops at once, as its next call would.
+            study_cancel(study=self.study, reason=capped)
+            return
         slot_play_advance(slot_id=unit_id)
 
 

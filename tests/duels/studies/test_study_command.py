@@ -14,18 +14,8 @@ from duels.management.commands import study as study_command
 from duels.models import Environment, Episode, ModelCall, Status, Study, StudySlot
 from duels.players.builtin import BUILTIN_PLAYER_SPECS
 from duels.services.players import player_seed_builtin
-from sandbox_runner import available_backends
-from tests.helpers.parts import need
 
 PLAYERS = ",".join(spec["name"] for spec in BUILTIN_PLAYER_SPECS)
-
-
-@pytest.fixture
-def sandbox(settings):
-    backends = available_backends()
-    need(bool(backends), "no sandbox backend (docker, bwrap, unshare) works here")
-    settings.ENVDUELS_SANDBOX = "bwrap" if "bwrap" in backends else backends[0]
-    settings.ENVDUELS_BUILTIN_LATENCY_MS = 0
 
 
 def _run(*args) -> str:
@@ -36,7 +26,7 @@ def _run(*args) -> str:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_the_builtin_study_runs_to_its_end_and_plays_every_version_once(sandbox, monkeypatch):
+def test_the_builtin_study_runs_to_its_end_and_plays_every_version_once(study_sandbox, monkeypatch):
     monkeypatch.setattr(study_command, "PICKUP_SECONDS", 0.2)
     player_seed_builtin()
     result = json.loads(_run("study", "--players", PLAYERS, "--per-author", "2", "--seeds",
