@@ -112,7 +112,8 @@ def transcripts_search(*, query: str, before: int | None = None,
     more = len(ids) > limit
     ids = ids[:limit]
     steps = Step.objects.filter(id__in=ids).select_related(
-        "episode__solver", "episode__environment", "episode__duel__a", "episode__duel__b"
+        "episode__solver", "episode__environment", "episode__duel__a", "episode__duel__b",
+        "episode__study",
     )
     by_id = {step.id: step for step in steps}
     hits = [_snippet(by_id[step_id], words) for step_id in ids if step_id in by_id]

@@ -18,7 +18,7 @@ from django.db import DatabaseError
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from duels.models import DONE_STATUSES, EnvironmentStatus, Episode, Study
+from duels.models import DONE_STATUSES, EnvironmentStatus, Episode, Status, Study
 from duels.task_registry import task_named
 
 logger = logging.getLogger(__name__)
@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 REFRESH_TASK = "study_figures_refresh"
 # Refresh requests for one study within this many seconds share one task.
 DEBOUNCE_SECONDS = 5
+# A running study's figures are recomputed at most this often.
+RUNNING_REFRESH_SECONDS = 30
 
 
 def study_figures_fingerprint(*, study: Study) -> str:
@@ -56,11 +58,17 @@ def study_figures_pending(*, study: Study) -> bool:
 
 def study_figures_request(*, study: Study, delay_seconds: float = DEBOUNCE_SECONDS) -> bool:
     """Queue a background refresh of the study's figures unless one is queued or running;
-    True when one was queued. Never raises a database error to the caller."""
+    True when one was queued. While the study runs, refreshes come at most every
+    RUNNING_REFRESH_SECONDS (a big study's recomputation takes tens of seconds of CPU). Never
+    raises a database error to the caller."""
     try:
         if study_figures_pending(study=study):
             return False
         run_after = timezone.now() + timedelta(seconds=delay_seconds)
+        row = Study.objects.filter(pk=study.pk).values_list("status",
+                                                            "figures_computed_at").first()
+        if row and row[0] == Status.RUNNING and row[1] is not None:
+            run_after = max(run_after, row[1] + timedelta(seconds=RUNNING_REFRESH_SECONDS))
         task_named(REFRESH_TASK).using(run_after=run_after).enqueue(study_uuid=str(study.uuid))
     except DatabaseError:
         logger.exception("could not queue a refresh of study %s's figures", study.uuid)
@@ -68,13 +76,26 @@ def study_figures_request(*, study: Study, delay_seconds: float = DEBOUNCE_SECON
     return True
 
 
+def _stored(*, study: Study, field: str) -> tuple:
+    """(the stored `field`, whether the stored figures are current); queues a refresh when
+    they are stale or missing."""
+    stored = Study.objects.filter(pk=study.pk).values_list(field, "figures_fingerprint").first()
+    value, fingerprint = stored if stored else (None, "")
+    current = value is not None and fingerprint == study_figures_fingerprint(study=study)
+    if not current:
+        study_figures_request(study=study)
+    return value, current
+
+
+def study_figures_state(*, study: Study) -> tuple[str | None, bool]:
+    """When the stored figures were computed (ISO 8601, None before the first computation) and
+    whether they are current, without reading them; a stale or missing one queues a refresh.
+    The study page's live poll asks this."""
+    computed_at, current = _stored(study=study, field="figures_computed_at")
+    return (computed_at.isoformat() if computed_at else None), current
+
+
 def study_figures_stored(*, study: Study) -> tuple[dict | None, bool]:
     """The stored figures (None before the first computation) and whether they are current;
     a stale or missing one queues a background refresh."""
-    stored = Study.objects.filter(pk=study.pk).values_list(
-        "figures", "figures_fingerprint").first()
-    figures, fingerprint = stored if stored else (None, "")
-    current = figures is not None and fingerprint == study_figures_fingerprint(study=study)
-    if not current:
-        study_figures_request(study=study)
-    return figures, current
+    return _stored(study=study, field="figures")

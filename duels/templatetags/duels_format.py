@@ -102,6 +102,28 @@ def env_name(environment) -> str:
 
 
 @register.filter
+def bounds(value: list | tuple | None, digits: int = 2) -> str:
+    """A 95% interval stored as [low, high]: "[0.12, 0.48]"; "" when it is unknown."""
+    if not isinstance(value, list | tuple) or len(value) != 2 or None in value:
+        return ""
+    return f"[{float(value[0]):.{int(digits)}f}, {float(value[1]):.{int(digits)}f}]"
+
+
+@register.filter
+def pp_bounds(value: list | tuple | None) -> str:
+    """A 95% interval of a change in pass rate stored as [low, high]: "[−91, −1] pp"."""
+    if not isinstance(value, list | tuple) or len(value) != 2 or None in value:
+        return ""
+    return pp_range(*value)
+
+
+@register.filter
+def item(mapping: dict | None, key: str):
+    """`{{ row.intervals|item:"design" }}`: a mapping's value by a key a template names."""
+    return (mapping or {}).get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
 def num(value: float | None, digits: int = 2) -> str:
     if value is None or value == "":
         return "—"

@@ -22,6 +22,7 @@ from duels.views import (
     players,
     replay_files,
     search,
+    studies,
     tournaments,
 )
 
@@ -58,5 +59,6 @@ urlpatterns = [
     *duels_pages.urlpatterns,
     *episodes.urlpatterns,
     *tournaments.urlpatterns,
+    *studies.urlpatterns,
     *glossary.urlpatterns,
 ]

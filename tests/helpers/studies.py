@@ -42,3 +42,31 @@ def study_run(*, players: list[Player], per_author: int = 1, seeds: int = 1,
     study_drive(study=study)
     study.refresh_from_db()
     return study
+
+
+def assert_every_version_played_once(study: Study) -> None:
+    """Every valid version of the study: one play per (solver, seed, condition), each ended
+    normally; its revisions keep its benchmark seeds."""
+    from collections import Counter
+
+    from duels.models import Environment, Episode, Status
+
+    players = set(study.players.values_list("name", flat=True))
+    versions = list(Environment.objects.filter(study=study).select_related("author", "parent"))
+    assert versions
+    for version in versions:
+        assert len(version.benchmark_seeds) == study.seeds
+        if version.revision:
+            assert version.parent.slot == version.slot
+            assert version.parent.revision == version.revision - 1
+            assert version.benchmark_seeds == version.parent.benchmark_seeds
+        if not version.is_valid:
+            assert not Episode.objects.filter(environment=version).exists()
+            continue
+        solvers = players if study.self_play else players - {version.author.name}
+        plays = Counter(Episode.objects.filter(study=study, environment=version).values_list(
+            "solver__name", "seed", "condition"))
+        expected = {(solver, seed, condition) for solver in solvers
+                    for seed in version.benchmark_seeds for condition in ("unhinted", "hinted")}
+        assert set(plays) == expected and set(plays.values()) == {1}, version.version
+    assert not Episode.objects.filter(study=study).exclude(status=Status.FINISHED).exists()
