@@ -52,6 +52,13 @@ class TrainingItem:
     hint: str | None
     cluster: str
     training: dict[str, Any] = field(default_factory=dict)
+    # A study's version (envduels-v1 of a study): its slot and version name, its domain, its
+    # stored benchmark seeds and its hints by name (`hint`, `hint_2`); empty outside a study.
+    slot: str = ""
+    version: str = ""
+    domain: str = ""
+    benchmark_seeds: tuple[int, ...] | None = None
+    hints: dict[str, str] = field(default_factory=dict)
 
     @property
     def value(self) -> float:

@@ -25,6 +25,7 @@ from duels.models import (
     Episode,
     Hint,
     Study,
+    StudySlot,
 )
 from duels.models.environments import version_name
 from duels.scoring import episode_decided, episode_passed
@@ -108,6 +109,20 @@ def study_field_rows(*, study: Study) -> FieldRows:
         sizes={name: size for name, size in players.values() if size})
 
 
+def study_failed_slots(*, study: Study) -> dict[str, int]:
+    """Per author, the slots that ended without any valid version: each scores 0 in that
+    author's head-to-head results, as an invalid environment forfeits a duel side."""
+    valid = set(Environment.objects.filter(study=study, status=EnvironmentStatus.VALID)
+                .values_list("author_id", "slot"))
+    failed: dict[str, int] = defaultdict(int)
+    for author_id, name, slot in StudySlot.objects.filter(
+            study=study, status__in=DONE_STATUSES).values_list(
+            "author_id", "author__name", "slot"):
+        if (author_id, slot) not in valid:
+            failed[name] += 1
+    return dict(failed)
+
+
 def field_matrix(*, versions: list[FieldVersion], plays: list[FieldPlay]) -> dict:
     """Author × solver pass rates over the slots' final versions, per condition:
     {"authors", "solvers", "cells": {author: {solver: {"unhinted": {"passed", "played",
@@ -142,7 +157,7 @@ def study_figures_compute(*, study: Study, resamples: int = RESAMPLES) -> dict:
     for `analytics --study`, plus the matrix and what EnvDuels adds)."""
     rows = study_field_rows(study=study)
     figures = field_figures(versions=rows.versions, plays=rows.plays, models=rows.models,
-                            resamples=resamples)
+                            resamples=resamples, failed_slots=study_failed_slots(study=study))
     figures["matrix"] = field_matrix(versions=rows.versions, plays=rows.plays)
     figures["analytics"] = field_analytics(
         players=[model.name for model in rows.models], head_to_head=figures["head_to_head"],

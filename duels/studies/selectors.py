@@ -9,7 +9,8 @@ from uuid import UUID
 from django.db.models import Count, QuerySet
 from django.shortcuts import get_object_or_404
 
-from duels.models import Environment, Episode, Study, StudySlot
+from duels.models import Environment, EnvironmentStatus, Episode, Study, StudySlot
+from duels.selectors.training_sets import TrainingItem
 from duels.studies.figures_cache import study_figures_stored
 
 
@@ -109,3 +110,29 @@ def version_field_results(*, environment: Environment) -> dict | None:
     return {"study": study, "row": row, "pairs": pairs, "current": current,
             "lineage": lineage, "final": valid[-1] if valid else None,
             "computed_at": (figures or {}).get("computed_at")}
+
+
+def study_final_items(*, study: Study) -> list[TrainingItem]:
+    """Each slot's final version (its last valid one) as an item of an envduels-v1 export:
+    its slot and version name, domain, benchmark seeds and hints (`hint`, `hint_2` …)."""
+    valid = list(Environment.objects.filter(study=study, status=EnvironmentStatus.VALID)
+                 .select_related("author").prefetch_related("hints")
+                 .order_by("author__name", "slot", "-revision"))
+    items, seen = [], set()
+    for version in valid:
+        key = (version.author_id, version.slot)
+        if key in seen:
+            continue  # a higher revision of this slot came first
+        seen.add(key)
+        hints = sorted(version.hints.all(), key=lambda hint: (hint.level, hint.pk))
+        named = {}
+        for hint in hints:
+            named.setdefault("hint" if hint.level == 1 else f"hint_{hint.level}", hint.text)
+        items.append(TrainingItem(
+            design=version.content_hash, environment=str(version.uuid), title=version.title,
+            author=version.author.name if version.author else None, family=version.family,
+            source=version.source, content_hash=version.content_hash,
+            max_steps=version.max_steps, hint=named.get("hint"), cluster=version.content_hash,
+            slot=version.slot, version=version.version, domain=version.domain,
+            benchmark_seeds=tuple(version.benchmark_seeds or ()), hints=named))
+    return items

@@ -31,7 +31,8 @@ _GUTTER_NOTES = re.compile(r'<td class="gutter-notes">.*?</td>', re.DOTALL)
 _SETTER_CALLS = re.compile(r'<section class="card" id="setter-calls".*?</section>', re.DOTALL)
 _NOTES_PLACEHOLDER = re.compile(r'<div id="annotations" hx-get=.*?</div>', re.DOTALL)
 _LISTS = {"/duels/": "site-duels", "/environments/": "site-environments",
-          "/tournaments/": "site-tournaments", "/analytics/": "analytics-findings"}
+          "/tournaments/": "site-tournaments", "/studies/": "site-studies",
+          "/analytics/": "analytics-findings"}
 # A button whose page is not in the copy goes; a plain link keeps its words.
 _UNLINKED_BUTTON = re.compile(
     r'<a\b[^>]*\bclass="button[^"]*"[^>]*\bdata-site-unlinked[^>]*>.*?</a>', re.DOTALL)
@@ -48,6 +49,7 @@ class SiteMap:
     environments: set[str] = field(default_factory=set)
     episodes: set[str] = field(default_factory=set)
     tournaments: set[str] = field(default_factory=set)
+    studies: set[str] = field(default_factory=set)
     # Each compared pair's file, by (unhinted uuid, hinted uuid), and each episode's pair.
     pairs: dict[tuple[str, str], str] = field(default_factory=dict)
     pair_of: dict[str, str] = field(default_factory=dict)
@@ -73,7 +75,8 @@ class SiteMap:
             query = parse_qs(parts.query)
             pair = (query.get("a", [""])[0], query.get("b", [""])[0])
             return (self.pairs[pair] + fragment) if pair in self.pairs else None
-        match = re.fullmatch(rf"/(duels|environments|episodes|tournaments)/({_UUID})/", path)
+        match = re.fullmatch(rf"/(duels|environments|episodes|tournaments|studies)/({_UUID})/",
+                             path)
         if match and match.group(2) in getattr(self, match.group(1)):
             return f"{match.group(1)}/{match.group(2)}.html{fragment}"
         match = re.fullmatch(rf"/episodes/({_UUID})/compare/", path)

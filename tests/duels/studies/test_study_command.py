@@ -14,6 +14,7 @@ from duels.management.commands import study as study_command
 from duels.models import Environment, Episode, ModelCall, Status, Study, StudySlot
 from duels.players.builtin import BUILTIN_PLAYER_SPECS
 from duels.services.players import player_seed_builtin
+from tests.docs.documented import documented_json, key_paths
 from tests.helpers.studies import assert_every_version_played_once
 
 PLAYERS = ",".join(spec["name"] for spec in BUILTIN_PLAYER_SPECS)
@@ -35,6 +36,8 @@ def test_the_builtin_study_runs_to_its_end_and_plays_every_version_once(study_sa
                              "8", "--wait", "--json"))
     study = Study.objects.get(uuid=result["study"])
     assert set(result) == {"study", "status", "environments", "episodes"}
+    documented = documented_json("json-outputs.md", "`manage.py study … --json`")
+    assert key_paths(result) == key_paths(documented)
     assert result["status"] == study.status == Status.FINISHED, study.error
     versions = list(Environment.objects.filter(study=study))
     assert result["environments"] == len(versions)

@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 
 from duels.models import Study, StudySlot
 from duels.studies.creation import StudyError, domains_parse, study_create, study_plan
+from tests.docs.documented import documented_json, key_paths
 
 pytestmark = pytest.mark.django_db
 
@@ -85,6 +86,8 @@ def test_the_dry_run_prints_calls_and_cost_and_creates_nothing(make):
     call_command("study", "--players", "paid,free", "--per-author", "2", "--seeds", "3",
                  "--harden", "1", "--domains", "maze", "--dry-run", "--json", stdout=out)
     shown = json.loads(out.getvalue())
+    documented = documented_json("json-outputs.md", "`manage.py study … --dry-run --json`")
+    assert key_paths(shown) == key_paths(documented)
     assert shown["dry_run"] is True and shown["slots"] == 4 and shown["versions"] == 8
     assert shown["episodes"] == 8 * 2 * 3 * 2
     calls = shown["calls"]
