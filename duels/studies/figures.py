@@ -8,7 +8,7 @@ intervals' measured coverage: docs/results.md, "The study's figures".
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,8 +24,10 @@ from duels.studies.figures_field import (
 from duels.studies.figures_hardening import hardening_rows
 from duels.studies.figures_head_to_head import head_to_head_rows
 from duels.studies.figures_models import (
+    AUTHOR_FIGURES,
     CONDITIONS,
     ModelInputs,
+    inputs_in_order,
     model_figures,
     model_intervals,
     ranks,
@@ -39,6 +41,7 @@ from duels.studies.figures_resampling import (
 )
 from duels.studies.figures_versions import VersionFigures, version_figures
 
+PARTS = ("models", "environments", "pairs", "head_to_head", "hardening")
 INTERVAL_METHODS = {
     "models": "bootstrap over final versions within each author's versions of each domain "
               "(solver figures) or within the model's own versions of each domain (design, "
@@ -100,35 +103,52 @@ def _condition(successes, attempted) -> dict:
 def field_figures(*, versions: Sequence[FieldVersion], plays: Sequence[FieldPlay],
                   models: Sequence[FieldModel], new_solver: str | None = None,
                   resamples: int = 1000, rng_seed: int = 0, intervals: bool = True,
-                  failed_slots: Mapping[str, int] | None = None) -> dict:
+                  failed_slots: Mapping[str, int] | None = None,
+                  parts: Collection[str] = PARTS) -> dict:
     """Every figure of the field (docs/results.md, "The study's figures"); None where undefined.
 
     `new_solver` names the model every other model's hint gain is compared with (the original's
     new checkpoint: `hint_gain_delta_vs_solver`). `failed_slots` counts, per author, slots that
     ended without a valid version: each scores 0 in that author's head-to-head results, as an
-    invalid environment forfeits a duel side. Deterministic for a given `rng_seed`.
+    invalid environment forfeits a duel side. `parts` limits the work to some of the lists
+    (the others are empty), e.g. `("models",)` for a ranking alone; a part's figures and
+    intervals are the same whichever others are asked for. Deterministic for a given
+    `rng_seed`.
     """
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        raise ValueError(f"unknown parts {sorted(unknown)}: choose among {', '.join(PARTS)}")
     field = field_build(versions=versions, plays=plays, models=models)
     names = field.names
     if new_solver is not None and new_solver not in names:
         raise ValueError(f"the new solver {new_solver} is not one of the field's models")
     tallies = field_tallies(field)
     peers = peer_mask(field)
-    rng = np.random.default_rng(rng_seed)
-    by_version = version_figures(field, tallies, peers, intervals=intervals,
-                                 resamples=resamples, rng=rng)
+    # One generator per part, so that a part's intervals do not depend on the others asked for.
+    rng = {part: np.random.default_rng([rng_seed, i]) for i, part in enumerate(PARTS)}
+    by_version = version_figures(field, tallies, peers,
+                                 intervals=intervals and "environments" in parts,
+                                 resamples=resamples, rng=rng["environments"],
+                                 scored=bool({"environments", "hardening"} & set(parts)))
     final = np.array([version.final for version in field.versions], dtype=bool)
-    result = {
-        "models": _model_rows(field, tallies, by_version, final, new_solver, intervals,
-                              resamples, rng),
-        "environments": _environment_rows(field, by_version),
-        "pairs": pair_rows(field, tallies, own_mask(field), intervals=intervals),
-        "head_to_head": head_to_head_rows(field, final, failed_slots or {}),
-    }
-    result["hardening"], result["hardening_first_to_final"] = hardening_rows(
-        field, by_version, intervals=intervals, resamples=resamples, rng=rng)
-    result["common_environments"] = [row["uuid"] for row in result["environments"]
-                                     if row["common"]]
+    result: dict = {part: [] for part in PARTS}
+    if "models" in parts:
+        result["models"] = _model_rows(field, tallies, by_version, final, new_solver,
+                                       intervals, resamples, rng["models"])
+    if "environments" in parts:
+        result["environments"] = _environment_rows(field, by_version)
+    if "pairs" in parts:
+        result["pairs"] = pair_rows(field, tallies, own_mask(field), intervals=intervals)
+    if "head_to_head" in parts:
+        result["head_to_head"] = head_to_head_rows(field, final, failed_slots or {})
+    result["hardening_first_to_final"] = None
+    if "hardening" in parts:
+        result["hardening"], result["hardening_first_to_final"] = hardening_rows(
+            field, by_version, intervals=intervals, resamples=resamples,
+            rng=rng["hardening"])
+    common = _common(field)
+    result["common_environments"] = [v.uuid for v, is_common in zip(field.versions, common,
+                                                                   strict=True) if is_common]
     result["summary"] = {
         "versions": len(field.versions), "final_versions": int(final.sum()),
         "models": len(names), "plays": field.plays, "plays_ignored": field.ignored,
@@ -170,14 +190,26 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
         authors = [v.author for v in finals]
         strata_solver = solver_strata(domains, authors)
         strata_author = author_strata(domains, authors)
+        # Each resampling sees the versions sorted by its strata (and the solver's by domain
+        # first): its sums over strata and domains then need no copy of the draws.
+        order_solver = np.lexsort((strata_solver, inputs.domains))
+        order_author = np.argsort(strata_author, kind="stable")
+        solver_inputs = inputs_in_order(inputs, order_solver)
+        author_inputs = inputs_in_order(inputs, order_author)
+        strata_solver, strata_author = strata_solver[order_solver], strata_author[order_author]
         # Row 0 is the estimate, unresampled; the studentized interval needs its spread too.
         weights_solver = np.vstack([np.ones(len(finals)),
                                     stratified_counts(rng, strata_solver, resamples)])
         weights_author = np.vstack([np.ones(len(finals)),
                                     stratified_counts(rng, strata_author, resamples)])
+        solver_figures = tuple(name for name in estimate["figures"]
+                               if name not in AUTHOR_FIGURES)
+        masks = estimate["masks"]
         bounds = model_intervals(
-            model_figures(inputs, weights_solver)["figures"],
-            model_figures(inputs, weights_author)["figures"], estimate["masks"],
+            model_figures(solver_inputs, weights_solver, only=solver_figures)["figures"],
+            model_figures(author_inputs, weights_author, only=AUTHOR_FIGURES)["figures"],
+            {name: mask[:, order_author if name in AUTHOR_FIGURES else order_solver]
+             for name, mask in masks.items()},
             estimate["shares"], weights_solver, weights_author, strata_solver, strata_author,
             solver)
     figure_names = [*values]
@@ -232,10 +264,15 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
     return rows
 
 
-def _environment_rows(field: Field, by_version: VersionFigures) -> list[dict]:
+def _common(field: Field) -> np.ndarray:
+    """(V,) the final versions every model played unhinted: the direct common panel."""
     played = (field.unhinted >= 0).any(axis=-1)  # (V, S)
     final = np.array([version.final for version in field.versions], dtype=bool)
-    common = final & played.all(axis=1) if played.shape[1] else final & False
+    return final & played.all(axis=1) if played.shape[1] else final & False
+
+
+def _environment_rows(field: Field, by_version: VersionFigures) -> list[dict]:
+    common = _common(field)
     rows = []
     for v, version in enumerate(field.versions):
         score = by_version.scores[v]

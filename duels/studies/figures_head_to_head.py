@@ -27,9 +27,9 @@ def _side(field: Field, versions: list[int], solver: int, failed: int) -> list[F
     each failed slot."""
     scores = [Fraction(0)] * failed
     for v in versions:
-        results = SideResults(
-            unhinted={k: bool(x) for k, x in enumerate(field.unhinted[v, solver]) if x >= 0},
-            hinted={k: bool(x) for k, x in enumerate(field.hinted[v, solver]) if x >= 0})
+        unhinted, hinted = field.unhinted[v, solver].tolist(), field.hinted[v, solver].tolist()
+        results = SideResults(unhinted={k: x == 1 for k, x in enumerate(unhinted) if x >= 0},
+                              hinted={k: x == 1 for k, x in enumerate(hinted) if x >= 0})
         score = side_score(results=results)
         if score.scored:
             scores.append(score.exact_setter_score)

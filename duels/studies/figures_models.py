@@ -26,6 +26,7 @@ from duels.analytics.proportions import wilson_interval
 from duels.studies.figures_field import ratio
 from duels.studies.figures_resampling import (
     degrees_of_freedom,
+    group_sums,
     linearised_variance,
     studentized_interval,
 )
@@ -45,6 +46,16 @@ class ModelInputs:
     hint_effect: np.ndarray  # (F,) peer hint effect
 
 
+def inputs_in_order(inputs: ModelInputs, order: np.ndarray) -> ModelInputs:
+    """The same inputs with the versions in `order` (resampling strata side by side make the
+    bootstrap's sums over strata contiguous)."""
+    return ModelInputs(domains=inputs.domains[order], domain_names=inputs.domain_names,
+                       own=inputs.own[:, order],
+                       counts={name: value[:, order] for name, value in inputs.counts.items()},
+                       discrimination=inputs.discrimination[order],
+                       hint_effect=inputs.hint_effect[order])
+
+
 def balanced(values: np.ndarray, mask: np.ndarray, domains: np.ndarray, domain_count: int,
              weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Domain-balanced means per resample and model (R, M), the per-domain means (R, M, D) and
@@ -53,11 +64,10 @@ def balanced(values: np.ndarray, mask: np.ndarray, domains: np.ndarray, domain_c
     Each domain's mean is over the masked versions (weighted); the figure is the mean over the
     domains that have one. `values` and `mask` are (M, F), `weights` (R, F).
     """
-    onehot = np.zeros((len(domains), max(domain_count, 1)))
-    onehot[np.arange(len(domains)), domains] = 1.0
+    count = max(domain_count, 1)
     taken = np.where(mask, np.nan_to_num(values), 0.0)
-    numerator = np.einsum("rf,mf,fd->rmd", weights, taken, onehot)
-    denominator = np.einsum("rf,mf,fd->rmd", weights, mask.astype(float), onehot)
+    numerator = group_sums(weights[:, None, :] * taken[None], domains, count)
+    denominator = group_sums(weights[:, None, :] * mask[None], domains, count)
     per_domain = ratio(numerator, denominator)
     present = np.isfinite(per_domain)
     domains_present = present.sum(axis=-1)
@@ -87,9 +97,11 @@ def pooled(numerator: np.ndarray, denominator: np.ndarray, mask: np.ndarray,
     return figure, influence
 
 
-def model_figures(inputs: ModelInputs, weights: np.ndarray) -> dict:
-    """Every per-model figure for `weights` (R, F): name → (figure (R, M), influence
-    (R, M, F)); the per-domain means, each figure's versions (masks) and the common panel."""
+def model_figures(inputs: ModelInputs, weights: np.ndarray,
+                  only: tuple[str, ...] | None = None) -> dict:
+    """Every per-model figure (or those named in `only`) for `weights` (R, F): name → (figure
+    (R, M), influence (R, M, F)); the per-domain means, each figure's versions (masks), the
+    common panel and the pooled counts of the shares."""
     c, own = inputs.counts, inputs.own
     domains, count = inputs.domains, len(inputs.domain_names)
     played = c["unhinted_attempted"] > 0
@@ -105,9 +117,10 @@ def model_figures(inputs: ModelInputs, weights: np.ndarray) -> dict:
                          ("direct_common_panel_solve", accuracy),
                          ("design", np.broadcast_to(inputs.discrimination, own.shape)),
                          ("hint_authoring", np.broadcast_to(inputs.hint_effect, own.shape))):
-        figure, per_domain[name], influence = balanced(values, masks[name], domains, count,
-                                                       weights)
-        figures[name] = (figure, influence)
+        if only is None or name in only:
+            figure, per_domain[name], influence = balanced(values, masks[name], domains,
+                                                           count, weights)
+            figures[name] = (figure, influence)
     pooled_figures = [(f"{scope}_{condition}", f"{prefix}_successes", f"{prefix}_attempted",
                        scope_mask)
                       for scope, scope_mask in (("overall", np.ones_like(own)),
@@ -122,7 +135,8 @@ def model_figures(inputs: ModelInputs, weights: np.ndarray) -> dict:
               for name in ("canonical_autonomous_solve", "direct_common_panel_solve")}
     for name, numerator, denominator, scope_mask in pooled_figures:
         masks[name] = scope_mask & (c[denominator] > 0)
-        figures[name] = pooled(c[numerator], c[denominator], masks[name], weights)
+        if only is None or name in only:
+            figures[name] = pooled(c[numerator], c[denominator], masks[name], weights)
         if name != "hint_gain":
             shares[name] = (np.where(masks[name], c[numerator], 0).sum(axis=1),
                             np.where(masks[name], c[denominator], 0).sum(axis=1))
@@ -148,7 +162,7 @@ def model_intervals(figures_solver: dict, figures_author: dict, masks: dict, sha
     resample: the Wilson interval of its pooled count stands in.
     """
     result = {}
-    for name in figures_solver:
+    for name in [*figures_solver, *figures_author]:
         author = name in AUTHOR_FIGURES
         figure, influence = (figures_author if author else figures_solver)[name]
         weights, strata = ((weights_author, strata_author) if author

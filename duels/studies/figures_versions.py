@@ -90,8 +90,10 @@ def _field_scores(field: Field, peers: np.ndarray) -> tuple:
 
 
 def version_figures(field: Field, tallies: Tallies, peers: np.ndarray, *, intervals: bool,
-                    resamples: int, rng: np.random.Generator) -> VersionFigures:
-    """Every per-version figure, with its interval over seeds when `intervals`."""
+                    resamples: int, rng: np.random.Generator,
+                    scored: bool = True) -> VersionFigures:
+    """Every per-version figure, with its interval over seeds when `intervals`; without
+    `scored`, the field's pass rates and setter scores are left out (`scores` is empty)."""
     per_seed, counted = seed_discrimination(tallies, peers)
     seed = {name: _peer_sum(values, peers) for name, values in tallies.seed.items()}
     counted_seeds = counted.sum(axis=1)
@@ -109,7 +111,7 @@ def version_figures(field: Field, tallies: Tallies, peers: np.ndarray, *, interv
         unhinted_attempted=totals["unhinted_attempted"].astype(np.int64),
         hinted_successes=totals["hinted_successes"].astype(np.int64),
         hinted_attempted=totals["hinted_attempted"].astype(np.int64),
-        scores=_field_scores(field, peers), intervals={},
+        scores=_field_scores(field, peers) if scored else (), intervals={},
     )
     if intervals and len(field.versions):
         figures.intervals.update(_seed_intervals(field, figures, seed, per_seed, counted,

@@ -143,3 +143,36 @@ def true_figures(truth: FieldTruth) -> dict[str, np.ndarray]:
         expected = n * total - (p * (1 - p)).sum(axis=0) - total ** 2
         design[a] = (expected / (n * n // 4)).mean(axis=-1).mean()
     return {"canonical_autonomous_solve": canonical, "hint_gain": hint_gain, "design": design}
+
+
+COVERED = ("canonical_autonomous_solve", "design", "hint_gain")
+
+
+def field_coverage(truth: FieldTruth, *, studies: int, per_author: int, seeds: int,
+                   resamples: int = 200, seed: int = 0) -> dict[str, dict]:
+    """Simulate `studies` studies and count, per figure of COVERED, how often each player's
+    95% interval holds its true value: {"hits", "intervals", "missing", "width"}."""
+    from duels.studies.figures import field_figures
+
+    true = true_figures(truth)
+    tally = {name: {"hits": 0, "intervals": 0, "missing": 0, "width": 0.0} for name in COVERED}
+    for study in range(studies):
+        simulated = simulate_field(truth, np.random.default_rng([seed, study]),
+                                   per_author=per_author, seeds=seeds)
+        figures = field_figures(**field_rows(truth, simulated), resamples=resamples,
+                                rng_seed=study, parts=("models",))
+        for row in figures["models"]:
+            player = truth.names.index(row["model"])
+            for name in COVERED:
+                interval = row["intervals"][name]
+                count = tally[name]
+                if interval is None:
+                    count["missing"] += 1
+                    continue
+                count["intervals"] += 1
+                count["hits"] += interval[0] <= true[name][player] <= interval[1]
+                count["width"] += interval[1] - interval[0]
+    for count in tally.values():
+        count["coverage"] = count["hits"] / max(count["intervals"], 1)
+        count["width"] = count["width"] / max(count["intervals"], 1)
+    return tally
