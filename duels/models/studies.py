@@ -128,6 +128,10 @@ class StudySlot(models.Model):
         return f"{self.author}/{self.slot}"
 
     @property
+    def is_done(self) -> bool:
+        return self.status in DONE_STATUSES
+
+    @property
     def lineage(self) -> str:
         """The lineage key the figures use: `author/env_003`."""
         return f"{self.author.name}/{self.slot}"

@@ -76,26 +76,45 @@ def study_figures_request(*, study: Study, delay_seconds: float = DEBOUNCE_SECON
     return True
 
 
-def _stored(*, study: Study, field: str) -> tuple:
-    """(the stored `field`, whether the stored figures are current); queues a refresh when
+def _head(study: Study) -> tuple:
+    """(when the stored figures were computed, whether they are current); queues a refresh when
     they are stale or missing."""
-    stored = Study.objects.filter(pk=study.pk).values_list(field, "figures_fingerprint").first()
-    value, fingerprint = stored if stored else (None, "")
-    current = value is not None and fingerprint == study_figures_fingerprint(study=study)
+    stored = Study.objects.filter(pk=study.pk).values_list(
+        "figures_computed_at", "figures_fingerprint").first()
+    computed_at, fingerprint = stored if stored else (None, "")
+    current = computed_at is not None and fingerprint == study_figures_fingerprint(study=study)
     if not current:
         study_figures_request(study=study)
-    return value, current
+    return computed_at, current
 
 
 def study_figures_state(*, study: Study) -> tuple[str | None, bool]:
     """When the stored figures were computed (ISO 8601, None before the first computation) and
     whether they are current, without reading them; a stale or missing one queues a refresh.
     The study page's live poll asks this."""
-    computed_at, current = _stored(study=study, field="figures_computed_at")
+    computed_at, current = _head(study)
     return (computed_at.isoformat() if computed_at else None), current
 
 
+# The parsed figures of the studies read last, per process: {study id: (computed at, figures)}.
+# A big study's figures are a megabyte of JSON; a page reads them again only once newer ones
+# are stored.
+_parsed: dict[int, tuple] = {}
+KEPT_PARSED = 8
+
+
 def study_figures_stored(*, study: Study) -> tuple[dict | None, bool]:
-    """The stored figures (None before the first computation) and whether they are current;
-    a stale or missing one queues a background refresh."""
-    return _stored(study=study, field="figures")
+    """The stored figures (None before the first computation; shared by this process's readers:
+    never change them) and whether they are current; a stale or missing one queues a
+    background refresh."""
+    computed_at, current = _head(study)
+    if computed_at is None:
+        return None, False
+    kept = _parsed.get(study.pk)
+    if kept is not None and kept[0] == computed_at:
+        return kept[1], current
+    figures = Study.objects.filter(pk=study.pk).values_list("figures", flat=True).first()
+    if len(_parsed) >= KEPT_PARSED:
+        _parsed.clear()
+    _parsed[study.pk] = (computed_at, figures)
+    return figures, current
