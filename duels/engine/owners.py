@@ -49,6 +49,11 @@ class EpisodeOwner:
     def episode_ended(self, *, episode: Episode) -> None:
         """The episode has just ended (any status); the owner may take its next step."""
 
+    def groups(self, *, episode: Episode) -> list[str]:
+        """Channel-layer groups (besides the episode's own) told when the episode ends: those
+        a page of the owner joins to follow it live (a study's `study.<uuid>`)."""
+        return []
+
 
 _owners: list[EpisodeOwner] = []
 

@@ -33,6 +33,11 @@ def _read(study_id: int) -> dict[str, Any] | None:
 _reads = SharedReads(read=_read, fresh_seconds=FRESH_SECONDS)
 
 
+def study_group(*, study_uuid) -> str:
+    """The channel-layer group a study page joins: every field play's end rings it."""
+    return f"study.{study_uuid}"
+
+
 def study_state_read(*, study_id: int) -> dict[str, Any] | None:
     """The study's status, spend and cap: this process's read of the last FRESH_SECONDS."""
     return _reads.get(study_id)
@@ -85,6 +90,9 @@ class StudyOwner(EpisodeOwner):
 
     def charged(self, *, episode: Episode) -> None:
         study_state_forget(study_id=episode.study_id)
+
+    def groups(self, *, episode: Episode) -> list[str]:
+        return [study_group(study_uuid=episode.study.uuid)]
 
     def gave_up(self, *, episode: Episode, faults: int, error: str) -> None:
         logger.warning("study %s: field play %s left incomplete after %d infrastructure "

@@ -39,6 +39,10 @@ def study_slots(*, study: Study) -> list[StudySlot]:
     return slots
 
 
+def study_exists(*, study_uuid: UUID | str) -> bool:
+    return Study.objects.filter(uuid=study_uuid).exists()
+
+
 def study_result(*, study: Study) -> dict:
     """`manage.py study --json`: {"study", "status", "environments", "episodes"}."""
     study.refresh_from_db(fields=["status"])

@@ -24,7 +24,7 @@ _FORM = re.compile(r"<form\b.*?</form>", re.DOTALL)
 _HTMX_ATTR = re.compile(r"\s(?:hx-[a-z-]+|data-panel-url)=(?:'[^']*'|\"[^\"]*\")")
 _SERVER_SCRIPT = re.compile(
     r'<script\b[^>]*src="/static/(?:django_htmx/[^"]+|js/(?:htmx-errors|live_focus|live_reply|'
-    r'replay|charts)\.js)"[^>]*></script>')
+    r'replay|charts|study_live)\.js)"[^>]*></script>')
 _DOWNLOAD_LINK = re.compile(r'\s*(?:·\s*)?<a\b[^>]*\bdownload\b[^>]*>.*?</a>', re.DOTALL)
 _THINKING = re.compile(r'<details class="step-thinking"[^>]*>.*?</details>', re.DOTALL)
 _GUTTER_NOTES = re.compile(r'<td class="gutter-notes">.*?</td>', re.DOTALL)
