@@ -66,8 +66,12 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_MODULE_OF})
 
 
-def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = "auto") -> Sandbox:
+def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = "auto", *,
+                 clock_offset: int = 0) -> Sandbox:
     """Start a fresh sandbox, load `code` into it and return it (a context manager).
+
+    With `clock_offset` (seconds) every clock the environment reads is moved by that much and
+    its heap is laid out differently (the replay after play compares against the played run).
 
     Raises SandboxUnavailable when no backend can run here, EnvCodeError when the module does
     not load, and the other SandboxError kinds when a limit is hit while loading.
@@ -83,7 +87,7 @@ def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = 
     process, pooled = POOL.take(chosen, limits)
     sandbox = Sandbox(process, limits)
     try:
-        sandbox.load(code)
+        sandbox.load(code, clock_offset=clock_offset)
     except SandboxCrashed:
         sandbox.close()
         if not pooled:
@@ -91,7 +95,7 @@ def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = 
         # A warm sandbox may have died while it waited; retry once on a freshly started one.
         sandbox = Sandbox(chosen.start(limits), limits)
         try:
-            sandbox.load(code)
+            sandbox.load(code, clock_offset=clock_offset)
         except BaseException:
             sandbox.close()
             raise

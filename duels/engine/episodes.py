@@ -40,6 +40,7 @@ from duels.engine.leases import (
     worker_identity,
 )
 from duels.engine.partials import ReplyStreamer
+from duels.engine.proof import episode_provable, episode_prove
 from duels.models import Duel, EndReason, Episode, Status, Step, Tournament
 from duels.players import player_client, prompts
 from duels.players.actions import (
@@ -342,6 +343,15 @@ def episode_run(
             # The environment's own fault: the episode ends, counted as not passed.
             status, end_reason, success, message = (
                 Status.FAILED, EndReason.ENV_ERROR, False, fault_describe(exc))
+        if episode_provable(status=status, end_reason=end_reason):
+            # Checked on the path it played before it ends, so its side is never scored
+            # unchecked; a replay the infrastructure stopped is retried like the play.
+            try:
+                episode_prove(episode=episode)
+            except Exception as exc:
+                if fault_kind(exc) != INFRASTRUCTURE:
+                    raise
+                return episode_infra_fault(episode=episode, owner=owner, error=exc)
         episode_finish(episode=episode, owner=owner, status=status, end_reason=end_reason,
                        success=success, error=message)
     return Episode.objects.get(pk=episode.pk)

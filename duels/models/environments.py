@@ -6,6 +6,7 @@ import uuid
 
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
 
 from duels.analytics.designs import content_hash, design_source  # noqa: F401 (re-exported)
 from duels.models.players import Player
@@ -83,6 +84,13 @@ class Environment(models.Model):
     @property
     def domain_or_family(self) -> str:
         return self.domain or self.family
+
+
+def voided_after_play(prefix: str = "") -> Q:
+    """Environments voided after play (duels.engine.voiding); `prefix` reaches them through a
+    relation (`environment__`)."""
+    return Q(**{f"{prefix}status": EnvironmentStatus.INVALID,
+                f"{prefix}validation__has_key": "after_play"})
 
 
 def version_name(*, slot: str, revision: int) -> str:
