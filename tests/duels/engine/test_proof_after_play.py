@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from duels.analytics.compute import analytics_compute
 from duels.analytics.sides import duel_sides
@@ -151,6 +151,24 @@ def test_a_planted_environment_passes_validation_and_is_voided_after_play(
     assert "Voided after play" in duel_page and "The vault opens" in duel_page
     environment_page = client.get(f"/environments/{environment.uuid}/").content.decode()
     assert "Voided after play" in environment_page and "pull blue" in environment_page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_validation_report_of_a_voided_source_shows_the_evidence(
+        make, sandbox_backend, monkeypatch, tmp_path, capsys):
+    duel = planted_duel(make, monkeypatch)
+    path = tmp_path / "levers.py"
+    # The same design, whatever the line endings.
+    path.write_bytes(duel.env_a.source.replace("\n", "\r\n").encode())
+    with pytest.raises(CommandError, match="not a valid environment"):
+        call_command("validate_environment", str(path))
+    printed = capsys.readouterr().out
+    assert "FAIL after_play: voided after play: seed " in printed
+    assert "pull blue -> pull blue -> pull red" in printed
+    with pytest.raises(CommandError):
+        call_command("validate_environment", str(path), "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert report["valid"] is False and report["after_play"]["actions"][-1] == "pull red"
 
 
 @pytest.mark.django_db(transaction=True)
