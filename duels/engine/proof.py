@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from duels.bounds import OBSERVATION_CHARS, text_bound
 from duels.engine.hint_search import hint_shown
+from duels.engine.replay_clock import REPLAY_CLOCK_OFFSET, REPLAY_CLOCK_SHOWN
 from duels.engine.voiding import EVIDENCE_CHARS, environment_void
 from duels.models import Condition, EndReason, EnvironmentStatus, Episode, Proof, Status, Step
 from sandbox_runner import (
@@ -41,10 +42,6 @@ from sandbox_runner import (
     open_sandbox,
 )
 
-# 3 days, 7 hours, 13 minutes and 17 seconds: odd in every unit, so a time shown to the day,
-# the hour, the minute or the second differs from the played one.
-REPLAY_CLOCK_OFFSET = ((3 * 24 + 7) * 60 + 13) * 60 + 17
-REPLAY_CLOCK_SHOWN = "+3 d 7 h 13 min 17 s"
 # Whose episodes pair up: the owner fields an episode's pair shares with it (a panel
 # evaluation adds its own).
 OWNER_FIELDS = ("duel_id", "study_id")

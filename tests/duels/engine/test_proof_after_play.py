@@ -13,7 +13,7 @@ from duels.analytics.compute import analytics_compute
 from duels.analytics.sides import duel_sides
 from duels.engine import authoring, episodes
 from duels.engine.duels import duel_create, duel_result
-from duels.engine.proof import REPLAY_CLOCK_SHOWN
+from duels.engine.replay_clock import REPLAY_CLOCK_SHOWN
 from duels.engine.scheduler import duel_run
 from duels.exchange.training import training_environment_records, training_episodes
 from duels.models import Environment, EnvironmentStatus, Episode, Proof, Status
