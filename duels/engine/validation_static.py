@@ -155,7 +155,8 @@ def calls_check(tree: ast.Module, names: dict[str, str], findings: Findings) -> 
                 findings.warn(node, f"random.seed({node.args[0].value!r}) ignores the episode's "
                                     "seed, so every seed is the same puzzle; use "
                                     "random.seed(seed)")
-        elif name in MODULE_RANDOM_DRAWS and not reset_seeds_random and not warned_draw:
+        elif name in MODULE_RANDOM_DRAWS and not reset_seeds_random and not warned_draw \
+                and id(node) not in module_level:  # at import: refused (import_time_draws)
             warned_draw = True
             findings.warn(node, f"{name} draws from the module-level random, which EnvDuels "
                                 "seeds from the episode's seed before each reset; elsewhere it "
