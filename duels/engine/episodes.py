@@ -40,7 +40,8 @@ from duels.engine.leases import (
     worker_identity,
 )
 from duels.engine.partials import ReplyStreamer
-from duels.engine.proof import episode_provable, episode_prove
+from duels.engine.proof import episode_provable, episode_prove, replay_alongside_open
+from duels.engine.replay_alongside import ReplayAlongside
 from duels.models import Duel, EndReason, Episode, Status, Step, Tournament
 from duels.players import player_client, prompts
 from duels.players.actions import (
@@ -177,8 +178,10 @@ def _duel_state(episode: Episode) -> dict | None:
     return duel_state_read(duel_id=episode.duel_id)
 
 
-def _replay(*, episode: Episode, sandbox, owner: str, protocol: str) -> _Progress:
-    """Reset the sandbox and replay the stored steps; store step 0 when it is missing.
+def _replay(*, episode: Episode, sandbox, owner: str, protocol: str,
+            alongside: ReplayAlongside | None = None) -> _Progress:
+    """Reset the sandbox and replay the stored steps; store step 0 when it is missing. The
+    replay alongside (the proof after play's) gets every stored action too.
 
     Format reminders are not replayed: their replies never reached the environment.
     """
@@ -194,6 +197,8 @@ def _replay(*, episode: Episode, sandbox, owner: str, protocol: str) -> _Progres
     for previous, step in zip(stored, stored[1:], strict=False):
         if not step.is_format_reminder:
             result = sandbox.step(step.action)
+            if alongside is not None:
+                alongside.send(step.action)
             if text_bound(result.observation, limit=OBSERVATION_CHARS) != step.observation:
                 raise ReplayMismatch(f"step {step.index} gave a different observation on replay")
         history.append((previous.observation, step.reply, _sent_by_tool(step, protocol)))
@@ -211,7 +216,8 @@ def _sent_by_tool(step: Step, protocol: str) -> str | None:
 
 
 def _answer(
-    *, sandbox: Sandbox, parsed: ParsedAction, protocol: str, index: int, max_steps: int
+    *, sandbox: Sandbox, parsed: ParsedAction, protocol: str, index: int, max_steps: int,
+    alongside: ReplayAlongside | None = None,
 ) -> tuple[StepResult, int]:
     """Send a readable action to the environment; answer an unreadable reply with the format
     reminder instead. Returns (StepResult, milliseconds spent in the sandbox)."""
@@ -221,11 +227,14 @@ def _answer(
         return StepResult(observation=reminder, done=False, success=False, reward=None), 0
     stepping = time.monotonic()
     result = sandbox.step(parsed.action)
+    if alongside is not None:
+        alongside.send(parsed.action)  # replayed in its own thread while the model thinks
     return result, int((time.monotonic() - stepping) * 1000)
 
 
 def _play(
-    *, episode: Episode, owner: str, stop: threading.Event | None
+    *, episode: Episode, owner: str, stop: threading.Event | None,
+    alongside: ReplayAlongside | None = None,
 ) -> tuple[str, str, bool | None, str]:
     """Run the solver loop; return (status, end_reason, success, message)."""
     solver = episode.solver
@@ -240,7 +249,8 @@ def _play(
             sandbox_backend=sandbox.backend_name,
             sandbox_start_ms=int((time.monotonic() - opening) * 1000))
         max_steps = episode.environment.max_steps or sandbox.max_steps
-        progress = _replay(episode=episode, sandbox=sandbox, owner=owner, protocol=protocol)
+        progress = _replay(episode=episode, sandbox=sandbox, owner=owner, protocol=protocol,
+                           alongside=alongside)
         while True:
             if progress.done:
                 return Status.FINISHED, EndReason.DONE, progress.success, ""
@@ -281,7 +291,8 @@ def _play(
             latency_ms = completion.latency_ms or int((time.monotonic() - started) * 1000)
             parsed = action_read(completion=completion, protocol=protocol)
             result, sandbox_ms = _answer(sandbox=sandbox, parsed=parsed, protocol=protocol,
-                                         index=progress.index + 1, max_steps=max_steps)
+                                         index=progress.index + 1, max_steps=max_steps,
+                                         alongside=alongside)
             step = episode_record_step(
                 episode=episode, owner=owner, index=progress.index + 1,
                 observation=result.observation, reply=completion.text, action=parsed.action,
@@ -322,9 +333,20 @@ def episode_run(
     held = episode.status == Status.RUNNING and episode.lease_owner == owner
     if not held and not episode_claim(episode_id=episode.pk, owner=owner):
         return episode
+    alongside = replay_alongside_open(episode=episode)
+    try:
+        return _run_held(episode=episode, owner=owner, stop=stop, alongside=alongside)
+    finally:
+        if alongside is not None:
+            alongside.close()
+
+
+def _run_held(*, episode: Episode, owner: str, stop: threading.Event | None,
+              alongside: ReplayAlongside | None) -> Episode:
     with heartbeat.hold(episode_id=episode.pk):
         try:
-            status, end_reason, success, message = _play(episode=episode, owner=owner, stop=stop)
+            status, end_reason, success, message = _play(episode=episode, owner=owner, stop=stop,
+                                                         alongside=alongside)
         except _Stopping:
             episode_release(episode=episode, owner=owner)
             return Episode.objects.get(pk=episode.pk)
@@ -347,7 +369,7 @@ def episode_run(
             # Checked on the path it played before it ends, so its side is never scored
             # unchecked; a replay the infrastructure stopped is retried like the play.
             try:
-                episode_prove(episode=episode)
+                episode_prove(episode=episode, alongside=alongside)
             except Exception as exc:
                 if fault_kind(exc) != INFRASTRUCTURE:
                     raise

@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from duels.bounds import OBSERVATION_CHARS, text_bound
 from duels.engine.hint_search import hint_shown
+from duels.engine.replay_alongside import ReplayAlongside
 from duels.engine.replay_clock import REPLAY_CLOCK_OFFSET, REPLAY_CLOCK_SHOWN
 from duels.engine.voiding import EVIDENCE_CHARS, environment_void
 from duels.models import Condition, EndReason, EnvironmentStatus, Episode, Proof, Status, Step
@@ -64,6 +65,14 @@ def proof_enabled() -> bool:
     return bool(getattr(settings, "ENVDUELS_PROOF_AFTER_PLAY", True))
 
 
+def replay_alongside_open(*, episode: Episode) -> ReplayAlongside | None:
+    """Start the replay beside an episode about to be played (None when proof is off)."""
+    if not proof_enabled() or episode.environment.status == EnvironmentStatus.INVALID:
+        return None
+    return ReplayAlongside(source=episode.environment.source, seed=episode.seed,
+                           backend=settings.ENVDUELS_SANDBOX)
+
+
 def episode_provable(*, status: str, end_reason: str) -> bool:
     """Whether an episode that ended so is checked: it played (finished, or ended by the
     environment's own fault) and its steps are a result."""
@@ -86,12 +95,15 @@ def episode_answers(*, episode: Episode) -> list[Answer]:
     return answers
 
 
-def episode_prove(*, episode: Episode) -> str:
+def episode_prove(*, episode: Episode, alongside: ReplayAlongside | None = None) -> str:
     """Check an episode whose play has ended (see the module doc) and record what was found on
-    it (`Episode.proof`, `proof_ms`); return the Proof value.
+    it (`Episode.proof`, `proof_ms`: the replay's time, in its own thread or here, and the
+    checks'); return the Proof value.
 
     Call it when the solver loop ends, before the episode is marked ended, so its side is never
-    scored unchecked. Raises the sandbox's infrastructure errors (SandboxUnavailable, a sandbox
+    scored unchecked. `alongside` is the replay the engine ran beside the play
+    (duels.engine.replay_alongside); without it, or when it could not finish, the stored actions
+    are replayed here. Raises the sandbox's infrastructure errors (SandboxUnavailable, a sandbox
     killed from outside) for the caller to retry.
     """
     episode = Episode.objects.select_related("environment", "solver").get(pk=episode.pk)
@@ -104,8 +116,10 @@ def episode_prove(*, episode: Episode) -> str:
         return _record(episode, Proof.SKIPPED, 0)
     evidence = (episode_hint_leak(episode=episode, answers=answers)
                 or episode_pair_mismatch(episode=episode, answers=answers)
-                or episode_replay_mismatch(episode=episode, answers=answers))
-    elapsed = int((time.monotonic() - started) * 1000)
+                or episode_replay_mismatch(episode=episode, answers=answers,
+                                           alongside=alongside))
+    alongside_seconds = alongside.busy_seconds if alongside is not None else 0.0
+    elapsed = int((time.monotonic() - started + alongside_seconds) * 1000)
     if evidence is None:
         return _record(episode, Proof.PASSED, elapsed)
     evidence.update(episode=str(episode.uuid), solver=episode.solver.name, seed=episode.seed,
@@ -198,9 +212,15 @@ def episode_pair_mismatch(*, episode: Episode, answers: list[Answer]) -> dict[st
     return None
 
 
-def episode_replay_mismatch(*, episode: Episode, answers: list[Answer]) -> dict[str, Any] | None:
+def episode_replay_mismatch(*, episode: Episode, answers: list[Answer],
+                            alongside: ReplayAlongside | None = None) -> dict[str, Any] | None:
     """Replay the stored actions from the episode's seed in a fresh sandbox with its clocks
-    moved; the evidence of the first answer that differs, or None."""
+    moved (or read the replay run alongside the play); the evidence of the first answer that
+    differs, or None."""
+    if alongside is not None:
+        found = _alongside_evidence(episode, answers, alongside.finished())
+        if found is not _INCOMPLETE:
+            return found
     for attempt in (1, 2):
         try:
             return _replay(episode, answers)
@@ -209,6 +229,28 @@ def episode_replay_mismatch(*, episode: Episode, answers: list[Answer]) -> dict[
                 continue  # a busy machine is not the environment: once more
             return _replay_failed(episode, answers, stopped)
     raise AssertionError("unreachable")
+
+
+_INCOMPLETE = object()
+
+
+def _alongside_evidence(episode: Episode, answers: list[Answer], alongside: ReplayAlongside):
+    """The evidence from the replay run alongside, None when it agrees, or _INCOMPLETE when it
+    does not cover every stored answer (it broke, or the episode was resumed elsewhere)."""
+    replayed = alongside.answers
+    for number, answer in enumerate(answers):
+        if number < len(replayed):
+            name = _first_difference(answer.values, replayed[number])
+            if name:
+                return _replay_evidence(episode, answers, answer, name,
+                                        answer.values.get(name), replayed[number].get(name))
+        elif alongside.stopped is not None and alongside.stopped[0] == number \
+                and not isinstance(alongside.stopped[1], SandboxTimeout):
+            return _replay_failed(episode, answers,
+                                  _ReplayStopped(answer.index, alongside.stopped[1]))
+        else:
+            return _INCOMPLETE
+    return None
 
 
 class _ReplayStopped(Exception):
