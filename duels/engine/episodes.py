@@ -150,12 +150,14 @@ def episode_record_step(
 
 def episode_finish(
     *, episode: Episode, owner: str, status: str, end_reason: str, success: bool | None,
-    error: str = "",
+    error: str = "", proof: tuple[str, int] | None = None,
 ) -> bool:
-    """End a held episode; False when it was no longer ours."""
+    """End a held episode (with what its check after play found); False when it was no longer
+    ours."""
+    checked = {"proof": proof[0], "proof_ms": proof[1]} if proof else {}
     ended = Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner).update(
         status=status, end_reason=end_reason, success=success, error=error[:4000],
-        finished_at=timezone.now(), lease_owner="", lease_expires_at=None,
+        finished_at=timezone.now(), lease_owner="", lease_expires_at=None, **checked,
     )
     if ended:
         episode.status, episode.end_reason, episode.success = status, end_reason, success
@@ -365,17 +367,18 @@ def _run_held(*, episode: Episode, owner: str, stop: threading.Event | None,
             # The environment's own fault: the episode ends, counted as not passed.
             status, end_reason, success, message = (
                 Status.FAILED, EndReason.ENV_ERROR, False, fault_describe(exc))
+        proof = None
         if episode_provable(status=status, end_reason=end_reason):
             # Checked on the path it played before it ends, so its side is never scored
             # unchecked; a replay the infrastructure stopped is retried like the play.
             try:
-                episode_prove(episode=episode, alongside=alongside)
+                proof = episode_prove(episode=episode, alongside=alongside, record=False)
             except Exception as exc:
                 if fault_kind(exc) != INFRASTRUCTURE:
                     raise
                 return episode_infra_fault(episode=episode, owner=owner, error=exc)
         episode_finish(episode=episode, owner=owner, status=status, end_reason=end_reason,
-                       success=success, error=message)
+                       success=success, error=message, proof=proof)
     return Episode.objects.get(pk=episode.pk)
 
 

@@ -95,10 +95,12 @@ def episode_answers(*, episode: Episode) -> list[Answer]:
     return answers
 
 
-def episode_prove(*, episode: Episode, alongside: ReplayAlongside | None = None) -> str:
+def episode_prove(*, episode: Episode, alongside: ReplayAlongside | None = None,
+                  record: bool = True) -> tuple[str, int]:
     """Check an episode whose play has ended (see the module doc) and record what was found on
     it (`Episode.proof`, `proof_ms`: the replay's time, in its own thread or here, and the
-    checks'); return the Proof value.
+    checks'); return (the Proof value, proof_ms). With `record=False` nothing is written on the
+    episode (the engine stores both with the episode's end, in the same write).
 
     Call it when the solver loop ends, before the episode is marked ended, so its side is never
     scored unchecked. `alongside` is the replay the engine ran beside the play
@@ -109,11 +111,11 @@ def episode_prove(*, episode: Episode, alongside: ReplayAlongside | None = None)
     episode = Episode.objects.select_related("environment", "solver").get(pk=episode.pk)
     environment = episode.environment
     if not proof_enabled() or environment.status == EnvironmentStatus.INVALID:
-        return _record(episode, Proof.SKIPPED, 0)
+        return _record(episode, Proof.SKIPPED, 0, record)
     started = time.monotonic()
     answers = episode_answers(episode=episode)
     if not answers:
-        return _record(episode, Proof.SKIPPED, 0)
+        return _record(episode, Proof.SKIPPED, 0, record)
     evidence = (episode_hint_leak(episode=episode, answers=answers)
                 or episode_pair_mismatch(episode=episode, answers=answers)
                 or episode_replay_mismatch(episode=episode, answers=answers,
@@ -121,17 +123,18 @@ def episode_prove(*, episode: Episode, alongside: ReplayAlongside | None = None)
     alongside_seconds = alongside.busy_seconds if alongside is not None else 0.0
     elapsed = int((time.monotonic() - started + alongside_seconds) * 1000)
     if evidence is None:
-        return _record(episode, Proof.PASSED, elapsed)
+        return _record(episode, Proof.PASSED, elapsed, record)
     evidence.update(episode=str(episode.uuid), solver=episode.solver.name, seed=episode.seed,
                     condition=episode.condition, found_at=timezone.now().isoformat())
     environment_void(environment=environment, evidence=evidence)
-    return _record(episode, Proof.VOIDED, elapsed)
+    return _record(episode, Proof.VOIDED, elapsed, record)
 
 
-def _record(episode: Episode, proof: str, elapsed_ms: int) -> str:
-    Episode.objects.filter(pk=episode.pk).update(proof=proof, proof_ms=elapsed_ms)
+def _record(episode: Episode, proof: str, elapsed_ms: int, record: bool) -> tuple[str, int]:
+    if record:
+        Episode.objects.filter(pk=episode.pk).update(proof=proof, proof_ms=elapsed_ms)
     episode.proof, episode.proof_ms = proof, elapsed_ms
-    return proof
+    return proof, elapsed_ms
 
 
 def _bounded(value: Any) -> Any:

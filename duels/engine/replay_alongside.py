@@ -86,8 +86,9 @@ class ReplayAlongside:
 
     def _open(self) -> None:
         def work() -> None:
+            # Started here, in the replay's own thread: the ready sandboxes are the episodes'.
             self._sandbox = open_sandbox(self.source, backend=self.backend,
-                                         clock_offset=REPLAY_CLOCK_OFFSET)
+                                         clock_offset=REPLAY_CLOCK_OFFSET, ready=False)
             observation = self._sandbox.reset(seed=self.seed)
             self.answers.append({"observation": text_bound(observation,
                                                            limit=OBSERVATION_CHARS)})

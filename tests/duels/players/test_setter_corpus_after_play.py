@@ -74,7 +74,7 @@ def test_admitted_answers_are_voided_on_the_path_played(name, sandbox_backend, s
                              solver=solver, actions=after_play["actions"], backend=sandbox_backend)
     assert episode.duel_id is None and episode.study_id is None
 
-    assert episode_prove(episode=episode) == Proof.VOIDED
+    assert episode_prove(episode=episode)[0] == Proof.VOIDED
 
     environment.refresh_from_db()
     assert environment.status == EnvironmentStatus.INVALID
