@@ -82,8 +82,9 @@ def _bounded_messages(messages: list[Message]) -> list[Message]:
 
 def _setter_call(
     *, duel: Duel, player: Player, role: str, messages: list[Message]
-) -> Completion:
-    """Make one setter call and store it as a ModelCall, failed or not."""
+) -> tuple[Completion, int]:
+    """Make one setter call and store it as a ModelCall, failed or not; return the completion
+    and the stored call's id."""
     duel_cost_cap_check(duel=duel)
     try:
         completion = player_client(player).complete(
@@ -99,20 +100,21 @@ def _setter_call(
     # The call and its charge are stored together: a database restart or a killed worker
     # between the two left a stored call its duel and tournament never paid for.
     with transaction.atomic():
-        ModelCall.objects.create(
+        call = ModelCall.objects.create(
             duel=duel, player=player, role=role, messages=_bounded_messages(messages),
             reply=text_bound(completion.text, limit=SETTER_REPLY_CHARS),
             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
             latency_ms=completion.latency_ms, cost=cost,
         )
         duel_charge(duel=duel, cost=cost)
-    return completion
+    return completion, call.pk
 
 
 def setter_answer(
     *, duel: Duel, player: Player, digests: list[str]
-) -> tuple[prompts.SetterAnswer | None, str]:
+) -> tuple[prompts.SetterAnswer | None, str, int | None]:
     """Ask the setter for an environment; one repair on a malformed answer, then forfeit.
+    Returns (answer or None, forfeit reason, id of the stored call the answer was read from).
 
     A PlayerError (the provider still failing after the player's retries) is an infrastructure
     fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py),
@@ -121,19 +123,19 @@ def setter_answer(
     messages = prompts.setter_messages(
         python_version=sandbox_python_version(backend=settings.ENVDUELS_SANDBOX),
         digests=digests or None)
-    completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.SETTER,
-                              messages=messages)
+    completion, call = _setter_call(duel=duel, player=player, role=ModelCall.Role.SETTER,
+                                    messages=messages)
     try:
-        return prompts.parse_setter_answer(completion.text), ""
+        return prompts.parse_setter_answer(completion.text), "", call
     except prompts.SetterFormatError as first_error:
         repair = [*messages, {"role": "assistant", "content": completion.text},
                   prompts.repair_message(error=str(first_error))]
-    completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.REPAIR,
-                              messages=repair)
+    completion, call = _setter_call(duel=duel, player=player, role=ModelCall.Role.REPAIR,
+                                    messages=repair)
     try:
-        return prompts.parse_setter_answer(completion.text), ""
+        return prompts.parse_setter_answer(completion.text), "", call
     except prompts.SetterFormatError as second_error:
-        return None, f"malformed answer after one repair request: {second_error}"
+        return None, f"malformed answer after one repair request: {second_error}", None
 
 
 def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSide:
@@ -148,16 +150,16 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
     if getattr(duel, forfeit_field):
         forfeit = getattr(duel, forfeit_field)
         return AuthoredSide(environment=environment, hint=hint, forfeit=forfeit)
-    answer = None
+    answer, call = None, None
     if environment is None:
         setter = duel.a if side == "a" else duel.b
-        answer, forfeit = setter_answer(duel=duel, player=setter, digests=digests)
+        answer, forfeit, call = setter_answer(duel=duel, player=setter, digests=digests)
         if answer is None:
             Duel.objects.filter(pk=duel.pk).update(**{forfeit_field: forfeit})
             return AuthoredSide(environment=None, hint=None, forfeit=forfeit)
     try:
         return _side_store_and_validate(duel=duel, side=side, answer=answer,
-                                        environment=environment, hint=hint)
+                                        environment=environment, hint=hint, call=call)
     except AUTHORING_INFRASTRUCTURE_ERRORS:
         raise
     except Exception as error:
@@ -173,8 +175,12 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
 
 
 def _side_store_and_validate(*, duel: Duel, side: str, answer: prompts.SetterAnswer | None,
-                             environment: Environment | None, hint: Hint | None) -> AuthoredSide:
-    """Store the setter's `answer` (when given), validate the environment, record a forfeit."""
+                             environment: Environment | None, hint: Hint | None,
+                             call: int | None = None) -> AuthoredSide:
+    """Store the setter's `answer` (when given), validate the environment, record a forfeit.
+
+    `call` is the stored setter call the answer was read from: it is linked to the environment
+    the answer became (the setter's data leaves with it)."""
     env_field, hint_field, forfeit_field = f"env_{side}", f"hint_{side}", f"forfeit_{side}"
     if answer is not None:
         setter = duel.a if side == "a" else duel.b
@@ -193,6 +199,8 @@ def _side_store_and_validate(*, duel: Duel, side: str, answer: prompts.SetterAns
                 **{env_field: environment, hint_field: hint})
             if not recorded:
                 transaction.set_rollback(True)
+            elif call is not None:
+                ModelCall.objects.filter(pk=call).update(environment=environment)
         if not recorded:
             duel.refresh_from_db()
             environment, hint = getattr(duel, env_field), getattr(duel, hint_field)
