@@ -9,6 +9,8 @@ envduels: the exchange format (docs/exchange-format.md); filters narrow to duels
 pass rates.
 chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition hinted|unhinted,
 --thinking to keep each reply's reasoning as `reasoning_content`).
+setter-chat: every setter answer with the messages it was sent and the setter score it earned
+(--valid yes|no, --min-setter-score S, --player, --tournament, --study UUID).
 verifiers, gymnasium, trl: a curated training set as an RL-trainer package written to the directory
 --out (set options as for `manage.py training_set`: --size, --per-cluster, --author, --family,
 --tournament, --round, --pass-low, --pass-high, --name).
@@ -34,6 +36,7 @@ from django.utils import timezone
 from duels.exchange.html_replay import ReplayExportError, replay_chunks, replay_scope
 from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
 from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
+from duels.exchange.setter_chat import SetterChatFilters
 from duels.exchange.streams import FORMATS, ExportRequest, export_lines
 from duels.exchange.trainers.envduels_v1 import envduels_v1_write
 from duels.management.commands.training_set import add_set_arguments, set_filters
@@ -66,6 +69,10 @@ def export_request(options: dict[str, Any]) -> ExportRequest:
         format=options["format"], scope=scope, duels=duels, environments=environments,
         success={"yes": True, "no": False, None: None}[options["success"]],
         condition=options["condition"], thinking=options["thinking"],
+        setters=SetterChatFilters(
+            valid={"yes": True, "no": False, None: None}[options["valid"]],
+            min_setter_score=options["min_setter_score"], player=options["player"],
+            tournament=options["tournament"], study=options["study"]),
     )
 
 
@@ -118,6 +125,14 @@ class Command(BaseCommand):
         parser.add_argument("--condition", choices=Condition.values, default=None)
         parser.add_argument("--thinking", action="store_true",
                             help="chat: keep each reply's reasoning (reasoning_content).")
+        parser.add_argument("--valid", choices=["yes", "no"], default=None,
+                            help="setter-chat: only answers that became a valid environment "
+                                 "(yes) or only the others (no).")
+        parser.add_argument("--min-setter-score", type=float, default=None,
+                            help="setter-chat: only answers whose setter score is at least "
+                                 "this (answers not scored yet are left out).")
+        parser.add_argument("--study", default="", help="setter-chat: answers of this study "
+                                                        "(uuid).")
         add_set_arguments(parser, author=False, family=False, tournament=False)
         parser.add_argument("--name", default="envduels-set",
                             help="verifiers/gymnasium: the package's name (its module name "
