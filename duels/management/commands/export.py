@@ -16,6 +16,8 @@ verifiers, gymnasium, trl: a curated training set as an RL-trainer package writt
 --tournament, --round, --pass-low, --pass-high, --name).
 envduels-v1: the same set in the original harness's format-version-1 layout (manifest.json, one
 class per design that runs it in the sandbox runner), written to the directory --out.
+harbor: the same set as Harbor task folders in the directory --out, one per design and seed and a
+hinted variant of each (--base-image IMAGE: the images' base, default the sandbox image).
 html: one self-contained replay file (opens from disk, no server) of --episode UUID (repeat it
 for a compare pair) or of every episode of --duel UUID.
 site: a static website of --tournament UUID (repeatable) written to the new folder --out, the
@@ -39,12 +41,13 @@ from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
 from duels.exchange.setter_chat import SetterChatFilters
 from duels.exchange.streams import FORMATS, ExportRequest, export_lines
 from duels.exchange.trainers.envduels_v1 import envduels_v1_write
+from duels.exchange.trainers.harbor import harbor_write
 from duels.management.commands.training_set import add_set_arguments, set_filters
 from duels.models import Condition, Outcome, Status
 from duels.selectors.training_sets import training_set_select
 from duels.wording import count_noun
 
-TRAINER_FORMATS = ("envduels-v1",)
+TRAINER_FORMATS = ("envduels-v1", "harbor")
 
 
 def export_request(options: dict[str, Any]) -> ExportRequest:
@@ -134,6 +137,10 @@ class Command(BaseCommand):
         parser.add_argument("--study", default="", help="setter-chat: answers of this study "
                                                         "(uuid).")
         add_set_arguments(parser, author=False, family=False, tournament=False)
+        parser.add_argument("--base-image", default="",
+                            help="harbor: the image the tasks' images build FROM (default the "
+                                 "sandbox image, ENVDUELS_SANDBOX_IMAGE; any image with "
+                                 "Python 3.10+).")
         parser.add_argument("--name", default="envduels-set",
                             help="verifiers/gymnasium: the package's name (its module name "
                                  "with - as _).")
@@ -155,6 +162,9 @@ class Command(BaseCommand):
             try:
                 if options["format"] == "envduels-v1":
                     out = envduels_v1_write(items=items, out=Path(options["out"]))
+                elif options["format"] == "harbor":
+                    out = harbor_write(items=items, out=Path(options["out"]),
+                                       base_image=options["base_image"] or None)
                 else:
                     out = rl_package_write(items=items, package_format=options["format"],
                                            out=Path(options["out"]), name=options["name"])
