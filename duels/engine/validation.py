@@ -26,6 +26,7 @@ from duels.engine.validation_transcript import (
     same_sandbox_problem,
 )
 from duels.models import Environment, EnvironmentStatus
+from duels.models.environments import report_invalid_reason
 from duels.players.answers import UNTITLED
 from sandbox_runner import (
     EnvCodeError,
@@ -275,9 +276,4 @@ def validation_store(*, environment: Environment, report: dict[str, Any]) -> Non
 
 def environment_invalid_reason(*, environment: Environment) -> str:
     """Return the failed checks of an invalid environment as one line a person can act on."""
-    if (environment.validation or {}).get("error"):
-        return f"invalid environment — {environment.validation['error']}"
-    checks = (environment.validation or {}).get("checks", [])
-    failed = [f"{check['name']}: {check.get('detail', '')}".strip(": ")
-              for check in checks if not check.get("passed")]
-    return "invalid environment — " + ("; ".join(failed) if failed else "validation failed")
+    return report_invalid_reason(environment.validation)

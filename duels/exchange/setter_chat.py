@@ -25,7 +25,6 @@ from uuid import UUID
 
 from django.db.models import Q, QuerySet
 
-from duels.engine.validation import environment_invalid_reason
 from duels.exchange.export import CHUNK_SIZE
 from duels.models import (
     Condition,
@@ -36,6 +35,7 @@ from duels.models import (
     ModelCall,
     Status,
 )
+from duels.models.environments import report_invalid_reason
 from duels.players.answers import SetterFormatError, parse_setter_answer
 from duels.scoring import SideResults, episode_passed, field_score, side_score
 
@@ -136,7 +136,7 @@ def _invalid_reason(call: ModelCall, environment: Environment) -> str:
     voided = (environment.validation or {}).get("after_play")
     if isinstance(voided, dict) and voided.get("reason"):
         return f"voided after play — {voided['reason']}"
-    return environment_invalid_reason(environment=environment)
+    return report_invalid_reason(environment.validation)
 
 
 def setter_chat_record(call: ModelCall, environment: Environment | None) -> dict[str, Any]:
