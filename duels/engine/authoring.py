@@ -4,12 +4,14 @@ environment forfeits with a reason a person can read."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
+from uuid import UUID
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import F, Prefetch
+from django.db.models import F, Prefetch, Q
 
 from duels.bounds import HINT_CHARS, SETTER_REPLY_CHARS, SOURCE_CHARS, text_bound
 from duels.engine.costs import (
@@ -241,7 +243,7 @@ def duel_observe_digests(*, duel: Duel) -> list[str]:
     )[:MAX_DIGESTS]  # each duel gives at most two digests
     digests: list[str] = []
     for earlier_duel in earlier:
-        for side, author in (("a", earlier_duel.a), ("b", earlier_duel.b)):
+        for side in ("a", "b"):
             environment = getattr(earlier_duel, f"env_{side}")
             hint = getattr(earlier_duel, f"hint_{side}")
             if environment is None or hint is None or not environment.is_valid:
@@ -251,13 +253,53 @@ def duel_observe_digests(*, duel: Duel) -> list[str]:
                 for episode in earlier_duel.failed_unhinted
                 if episode.environment_id == environment.pk
             ]
-            digests.append(prompts.observe_digest(
-                title=environment.title, author=author.name, hint=hint.text,
-                p_unhinted=getattr(earlier_duel, f"p_unhinted_{side}"),
-                p_hinted=getattr(earlier_duel, f"p_hinted_{side}"),
-                setter_score=getattr(earlier_duel, f"setter_score_{side}"),
-                failed_unhinted_actions=failed,
-            ))
+            digests.append(_side_digest(duel=earlier_duel, side=side, failed=failed))
             if len(digests) >= MAX_DIGESTS:
                 return digests
+    return digests
+
+
+def _side_digest(*, duel: Duel, side: str, failed: list[list[str]]) -> str:
+    """One duel side's observe-mode digest: its environment, hint, figures, failed runs."""
+    environment, hint = getattr(duel, f"env_{side}"), getattr(duel, f"hint_{side}")
+    return prompts.observe_digest(
+        title=environment.title, author=getattr(duel, side).name, hint=hint.text,
+        p_unhinted=getattr(duel, f"p_unhinted_{side}"),
+        p_hinted=getattr(duel, f"p_hinted_{side}"),
+        setter_score=getattr(duel, f"setter_score_{side}"),
+        failed_unhinted_actions=failed,
+    )
+
+
+class DigestNotFound(LookupError):
+    """An earlier environment asked for by reference has no finished duel to digest."""
+
+
+def environment_digests(*, references: list[str]) -> list[str]:
+    """Observe-mode digests of chosen earlier environments, each named by its uuid or a prefix
+    of its design hash: the latest finished duel that played it, as observe mode writes it."""
+    if len(references) > MAX_DIGESTS:
+        raise DigestNotFound(f"at most {MAX_DIGESTS} digests fit one prompt")
+    digests = []
+    for reference in references:
+        chosen = Q(content_hash__startswith=str(reference).lower()[:64])
+        with contextlib.suppress(ValueError):
+            chosen |= Q(uuid=UUID(str(reference)))
+        environments = Environment.objects.filter(chosen, status=EnvironmentStatus.VALID)
+        duel = (Duel.objects.filter(Q(env_a__in=environments) | Q(env_b__in=environments),
+                                    status=Status.FINISHED)
+                .select_related("a", "b", "env_a", "env_b", "hint_a", "hint_b")
+                .order_by("-finished_at", "-pk").first())
+        chosen_ids = set(environments.values_list("pk", flat=True)[:1000])
+        side = None if duel is None else ("a" if duel.env_a_id in chosen_ids else "b")
+        if duel is None or getattr(duel, f"hint_{side}") is None:
+            raise DigestNotFound(f"no finished duel played an environment {str(reference)[:80]!r}"
+                                 " (name one by its uuid or a prefix of its design hash)")
+        failed = [
+            [step.action for step in episode.trajectory.filter(index__gte=1)]
+            for episode in Episode.objects.filter(
+                duel=duel, environment=getattr(duel, f"env_{side}"),
+                condition=Condition.UNHINTED, status=Status.FINISHED, success=False)
+        ]
+        digests.append(_side_digest(duel=duel, side=side, failed=failed))
     return digests
