@@ -16,6 +16,8 @@ verifiers, gymnasium, trl: a curated training set as an RL-trainer package writt
 --tournament, --round, --pass-low, --pass-high, --name).
 envduels-v1: the same set in the original harness's format-version-1 layout (manifest.json, one
 class per design that runs it in the sandbox runner), written to the directory --out.
+verifiers-setter: the setter's seat as a verifiers taskset (a package in the directory --out,
+--name) that asks the `serve_envs --role setter` server at --server for prompts and rewards.
 harbor: the same set as Harbor task folders in the directory --out, one per design and seed and a
 hinted variant of each (--base-image IMAGE: the images' base, default the sandbox image).
 html: one self-contained replay file (opens from disk, no server) of --episode UUID (repeat it
@@ -42,6 +44,7 @@ from duels.exchange.setter_chat import SetterChatFilters
 from duels.exchange.streams import FORMATS, ExportRequest, export_lines
 from duels.exchange.trainers.envduels_v1 import envduels_v1_write
 from duels.exchange.trainers.harbor import harbor_write
+from duels.exchange.trainers.setter_taskset import setter_taskset_write
 from duels.management.commands.training_set import add_set_arguments, set_filters
 from duels.models import Condition, Outcome, Status
 from duels.selectors.training_sets import training_set_select
@@ -102,7 +105,7 @@ class Command(BaseCommand):
                                  "var/exports/FORMAT-TIME.jsonl (a directory for verifiers and "
                                  "gymnasium packages, a .html file for html).")
         parser.add_argument("--format", choices=[*FORMATS, *PACKAGE_FORMATS, *TRAINER_FORMATS,
-                                                 "html", "site"],
+                                                 "verifiers-setter", "html", "site"],
                             default="envduels")
         parser.add_argument("--episode", action="append", default=[],
                             help="html: an episode to put in the replay file (repeatable).")
@@ -137,6 +140,9 @@ class Command(BaseCommand):
         parser.add_argument("--study", default="", help="setter-chat: answers of this study "
                                                         "(uuid).")
         add_set_arguments(parser, author=False, family=False, tournament=False)
+        parser.add_argument("--server", default="http://127.0.0.1:8010",
+                            help="verifiers-setter: the setter seat's server (serve_envs --role "
+                                 "setter), the taskset's default.")
         parser.add_argument("--base-image", default="",
                             help="harbor: the image the tasks' images build FROM (default the "
                                  "sandbox image, ENVDUELS_SANDBOX_IMAGE; any image with "
@@ -153,7 +159,8 @@ class Command(BaseCommand):
             raise CommandError("name one --tournament (several go into one --format site only)")
         options["tournament"] = "".join(options["tournament"])
         if not options["out"]:
-            suffix = ("" if options["format"] in (*PACKAGE_FORMATS, *TRAINER_FORMATS)
+            suffix = ("" if options["format"] in (*PACKAGE_FORMATS, *TRAINER_FORMATS,
+                                                  "verifiers-setter")
                       else ".html" if options["format"] == "html" else ".jsonl")
             options["out"] = str(default_export_path(export_format=options["format"],
                                                      suffix=suffix))
@@ -175,6 +182,14 @@ class Command(BaseCommand):
             return
         if options["format"] == "html":
             self.write_replay(options)
+            return
+        if options["format"] == "verifiers-setter":
+            try:
+                out = setter_taskset_write(out=Path(options["out"]), name=options["name"],
+                                           server=options["server"])
+            except (PackageError, OSError) as exc:
+                raise CommandError(str(exc)) from exc
+            self.stderr.write(f"wrote the setter seat's verifiers taskset to {out}")
             return
         lines = export_lines(request=export_request(options))
         count = 0

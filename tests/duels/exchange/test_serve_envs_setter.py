@@ -1,8 +1,9 @@
 """`manage.py serve_envs --role setter`, played by the real `openenv` package's GenericEnvClient
-(in its cached virtualenv) against an installation of its own: the setter prompt a duel sends, a
-valid built-in answer rewarded with the very setter score it earned in a duel with the same
-solver and seeds, an unreadable answer 0 with the reason, a solver whose provider is down an
-error (never a reward)."""
+and by the setter taskset under the real `verifiers` release (each in its cached virtualenv)
+against an installation of its own: the setter prompt a duel sends, a valid built-in answer
+rewarded with the very setter score it earned in a duel with the same solver and seeds, an
+unreadable answer 0 with the reason, a solver whose provider is down an error (never a reward).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from duels.players.prompts import DIGESTS_HEADER
 from sandbox_runner import available_backends
 from tests.duels.exchange.test_rl_gymnasium import sandbox_works
+from tests.duels.exchange.test_rl_verifiers import VERIFIERS
 from tests.duels.exchange.test_serve_envs import OPENENV, free_port
 from tests.duels.exchange.trainer_venvs import trainer_venv, uv_binary, venv_environment
 from tests.helpers.installation import migrated_installation
@@ -70,7 +72,30 @@ def setter_answer_of_a_duel(installation: Installation, tmp_path: Path) -> tuple
     return duel, record
 
 
-@pytest.mark.timeout(1800)
+def vf_eval(venv: Path, module: str, seat: str, model: ModelServer, out: Path) -> list[dict]:
+    """`vf-eval` of the setter taskset against the seat at `seat`, the model served by `model`;
+    each rollout's reward (or None) and errors."""
+    done = subprocess.run(
+        [str(venv / "bin" / "vf-eval"), module, "-m", "policy", "--no-push", "-o", str(out),
+         "--client.base-url", model.base_url, "--client.api-key-var", "LOOPBACK_KEY",
+         "--env.taskset.server", seat, "--env.taskset.rollouts", "2"],
+        capture_output=True, text=True, timeout=900, cwd=out.parent,
+        env=venv_environment(LOOPBACK_KEY="loopback",
+                             PATH=f"{venv / 'bin'}:{os.environ['PATH']}"))
+    traces = list(out.glob("*/traces.jsonl"))
+    assert len(traces) == 1, (done.returncode, done.stdout[-3000:], done.stderr[-3000:])
+    rollouts = []
+    for line in traces[0].read_text().splitlines():
+        record = json.loads(line)
+        (trace,) = record["traces"]
+        rollouts.append({"reward": (trace["rewards"].get("setter_score") or {}).get("score"),
+                         "ok": record["ok"] and trace["ok"],
+                         "errors": json.dumps(record["errors"] + trace["errors"]),
+                         "info": trace.get("info") or {}})
+    return rollouts
+
+
+@pytest.mark.timeout(2400)
 def test_the_openenv_client_plays_the_setter_seat_rewarded_as_a_duel_scores(tmp_path):
     need(sandbox_works(), "no sandbox backend works here")
     need(uv_binary() is not None, "uv is not installed")
@@ -97,6 +122,19 @@ def test_the_openenv_client_plays_the_setter_seat_rewarded_as_a_duel_scores(tmp_
                 [str(venv / "bin" / "python"), str(CLIENT), url, outage_url, str(answer),
                  duel["a"]["environment"]],
                 capture_output=True, text=True, timeout=900, env=venv_environment())
+            package = tmp_path / "taskset"
+            module = f"envduels_setter_{os.getpid()}"
+            installation.manage("export", "--format", "verifiers-setter", "--out", str(package),
+                                "--name", module, "--server", url)
+            vf_venv = trainer_venv("verifiers", requirements=VERIFIERS, envduels=True,
+                                   packages=(package,))
+            with (ModelServer(policy=lambda messages: record["answer"]) as writes_it,
+                  ModelServer(policy=lambda messages: "Only prose, no module.") as rambles):
+                taskset = {"valid": vf_eval(vf_venv, module, url, writes_it, tmp_path / "vf-1"),
+                           "invalid": vf_eval(vf_venv, module, url, rambles, tmp_path / "vf-2"),
+                           "outage": vf_eval(vf_venv, module, outage_url, writes_it,
+                                             tmp_path / "vf-3")}
+                prompts_seen = writes_it.requests
         finally:
             for server in (measuring, outage):
                 server.terminate()
@@ -127,3 +165,13 @@ def test_the_openenv_client_plays_the_setter_seat_rewarded_as_a_duel_scores(tmp_
     assert "reward" not in failed, failed
     assert "down could not play" in failed["error"] and "503" in failed["error"], failed
     assert provider.unavailable >= 1
+
+    # The verifiers taskset gives the same rewards; an outage fails its rollouts, unrewarded.
+    assert [r["reward"] for r in taskset["valid"]] == [valid["reward"]] * 2
+    assert all(r["ok"] and r["info"]["valid"] is True for r in taskset["valid"])
+    assert [r["reward"] for r in taskset["invalid"]] == [0.0] * 2
+    assert all(r["info"]["reason"].startswith("malformed answer: ") for r in taskset["invalid"])
+    assert taskset["outage"] and all(not r["ok"] and r["reward"] is None
+                                     and "down could not play" in r["errors"]
+                                     for r in taskset["outage"]), taskset["outage"]
+    assert prompts_seen == 4
