@@ -85,6 +85,16 @@ class Environment(models.Model):
         return self.domain or self.family
 
 
+def report_invalid_reason(report: dict | None) -> str:
+    """The failed checks of a validation report as one line a person can act on."""
+    if (report or {}).get("error"):
+        return f"invalid environment — {report['error']}"
+    checks = (report or {}).get("checks", [])
+    failed = [f"{check['name']}: {check.get('detail', '')}".strip(": ")
+              for check in checks if not check.get("passed")]
+    return "invalid environment — " + ("; ".join(failed) if failed else "validation failed")
+
+
 def version_name(*, slot: str, revision: int) -> str:
     """`env_003` for a slot's first version, `env_003/harden_0n` for its n-th revision."""
     if not slot:
