@@ -147,3 +147,37 @@ def duel_score_from_episodes(
         b=SideResults(forfeited=forfeit_b, voided=void_b, unhinted=tallies["b"][0],
                       hinted=tallies["b"][1]),
     )
+
+
+@dataclass(frozen=True)
+class FieldScore:
+    """One environment against several solvers: the means of what it earns against each."""
+
+    solvers: int  # solvers with a played side
+    p_unhinted: float | None
+    p_hinted: float | None
+    setter_score: float | None
+    exact_setter_score: Fraction | None
+
+
+def field_score(*, sides: Iterable[SideResults]) -> FieldScore:
+    """Score one environment against several solvers, one SideResults per solver: the mean of
+    the setter scores (and of the pass rates) of its played sides, each scored by `side_score`
+    — what the environment would earn on average in a duel against each of them. A forfeited
+    side makes the whole environment 0 (an invalid environment is one for every solver); with
+    no played side there is no score yet."""
+    scores = [side_score(results=results) for results in sides]
+    if any(score.forfeited for score in scores):
+        return FieldScore(solvers=0, p_unhinted=None, p_hinted=None, setter_score=0.0,
+                          exact_setter_score=Fraction(0))
+    played = [score for score in scores if score.played]
+    if not played:
+        return FieldScore(solvers=0, p_unhinted=None, p_hinted=None, setter_score=None,
+                          exact_setter_score=None)
+    exact = sum((score.exact_setter_score for score in played), Fraction(0)) / len(played)
+    return FieldScore(
+        solvers=len(played),
+        p_unhinted=sum(score.p_unhinted for score in played) / len(played),
+        p_hinted=sum(score.p_hinted for score in played) / len(played),
+        setter_score=float(exact), exact_setter_score=exact,
+    )

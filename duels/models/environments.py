@@ -93,6 +93,19 @@ def voided_after_play(prefix: str = "") -> Q:
                 f"{prefix}validation__has_key": "after_play"})
 
 
+def report_invalid_reason(report: dict | None) -> str:
+    """The failed checks of a validation report as one line a person can act on."""
+    if (report or {}).get("error"):
+        return f"invalid environment — {report['error']}"
+    after_play = (report or {}).get("after_play")
+    if isinstance(after_play, dict):
+        return f"invalid environment — voided after play: {after_play.get('reason', '')}"
+    checks = (report or {}).get("checks", [])
+    failed = [f"{check['name']}: {check.get('detail', '')}".strip(": ")
+              for check in checks if not check.get("passed")]
+    return "invalid environment — " + ("; ".join(failed) if failed else "validation failed")
+
+
 def version_name(*, slot: str, revision: int) -> str:
     """`env_003` for a slot's first version, `env_003/harden_0n` for its n-th revision."""
     if not slot:
