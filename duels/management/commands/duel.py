@@ -62,7 +62,7 @@ def _human(result: dict, *, status: str) -> str:
         if row["forfeit_reason"]:
             lines.append(f"  {side.upper()} {row['player']}: forfeit — {row['forfeit_reason']}")
             continue
-        if row["voided"]:
+        if row.get("voided"):
             lines.append(f"  {side.upper()} {row['player']}: {row['void_reason']}")
             continue
         lines.append(
