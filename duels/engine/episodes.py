@@ -37,6 +37,8 @@ from duels.engine.leases import (
     worker_identity,
 )
 from duels.engine.partials import ReplyStreamer
+from duels.engine.proof import episode_provable, episode_prove, replay_alongside_open
+from duels.engine.replay_alongside import ReplayAlongside
 from duels.engine.solver_loop import EpisodeProgress, solver_loop
 from duels.models import Duel, EndReason, Episode, Status, Step, Tournament
 from duels.players import player_client
@@ -115,12 +117,14 @@ def episode_record_step(
 
 def episode_finish(
     *, episode: Episode, owner: str, status: str, end_reason: str, success: bool | None,
-    error: str = "",
+    error: str = "", proof: tuple[str, int] | None = None,
 ) -> bool:
-    """End a held episode; False when it was no longer ours."""
+    """End a held episode (with what its check after play found); False when it was no longer
+    ours."""
+    checked = {"proof": proof[0], "proof_ms": proof[1]} if proof else {}
     ended = Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner).update(
         status=status, end_reason=end_reason, success=success, error=error[:4000],
-        finished_at=timezone.now(), lease_owner="", lease_expires_at=None,
+        finished_at=timezone.now(), lease_owner="", lease_expires_at=None, **checked,
     )
     if ended:
         episode.status, episode.end_reason, episode.success = status, end_reason, success
@@ -143,8 +147,10 @@ def _duel_state(episode: Episode) -> dict | None:
     return duel_state_read(duel_id=episode.duel_id)
 
 
-def _replay(*, episode: Episode, sandbox, owner: str, protocol: str) -> EpisodeProgress:
-    """Reset the sandbox and replay the stored steps; store step 0 when it is missing.
+def _replay(*, episode: Episode, sandbox, owner: str, protocol: str,
+            alongside: ReplayAlongside | None = None) -> EpisodeProgress:
+    """Reset the sandbox and replay the stored steps; store step 0 when it is missing. The
+    replay alongside (the proof after play's) gets every stored action too.
 
     Format reminders are not replayed: their replies never reached the environment.
     """
@@ -160,6 +166,8 @@ def _replay(*, episode: Episode, sandbox, owner: str, protocol: str) -> EpisodeP
     for previous, step in zip(stored, stored[1:], strict=False):
         if not step.is_format_reminder:
             result = sandbox.step(step.action)
+            if alongside is not None:
+                alongside.send(step.action)
             if text_bound(result.observation, limit=OBSERVATION_CHARS) != step.observation:
                 raise ReplayMismatch(f"step {step.index} gave a different observation on replay")
         history.append((previous.observation, step.reply, _sent_by_tool(step, protocol)))
@@ -181,8 +189,10 @@ class _StoredEpisode:
     stored and streamed as it is played, a resume replayed from the stored steps, the duel asked
     before each model call."""
 
-    def __init__(self, *, episode: Episode, owner: str, stop: threading.Event | None) -> None:
+    def __init__(self, *, episode: Episode, owner: str, stop: threading.Event | None,
+                 alongside: ReplayAlongside | None = None) -> None:
         self.episode, self.owner, self.stop = episode, owner, stop
+        self.alongside = alongside  # the proof after play's replay, fed each action sent
         self.cache_key = str(episode.uuid)
 
     def opened(self, *, sandbox: Sandbox, start_ms: int) -> None:
@@ -191,7 +201,7 @@ class _StoredEpisode:
 
     def start(self, *, sandbox: Sandbox, protocol: str) -> EpisodeProgress:
         return _replay(episode=self.episode, sandbox=sandbox, owner=self.owner,
-                       protocol=protocol)
+                       protocol=protocol, alongside=self.alongside)
 
     def before_call(self) -> tuple[str, str, bool | None, str] | None:
         duel_state = _duel_state(self.episode)
@@ -209,6 +219,8 @@ class _StoredEpisode:
         return ReplyStreamer(episode_uuid=str(self.episode.uuid), index=index)
 
     def record(self, *, protocol: str, **fields) -> tuple[str, str, str | None]:
+        if self.alongside is not None and fields["action"] and not fields["format_error"]:
+            self.alongside.send(fields["action"])  # replayed in its own thread meanwhile
         step = episode_record_step(episode=self.episode, owner=self.owner, **fields)
         doorbell_step_ready(episode=self.episode, step=step)
         # The stored (bounded) reply, so a resumed episode sends the very same prompts.
@@ -216,7 +228,8 @@ class _StoredEpisode:
 
 
 def _play(
-    *, episode: Episode, owner: str, stop: threading.Event | None
+    *, episode: Episode, owner: str, stop: threading.Event | None,
+    alongside: ReplayAlongside | None = None,
 ) -> tuple[str, str, bool | None, str]:
     """Run the solver loop on a claimed episode; return (status, end_reason, success, message)."""
     doorbell_warm()  # its thread makes the channel layer while the sandbox opens
@@ -224,7 +237,7 @@ def _play(
         source=episode.environment.source, max_steps=episode.environment.max_steps,
         solver=episode.solver, client=player_client(episode.solver),
         hint_text=episode.hint.text if episode.hint_id else None,
-        journal=_StoredEpisode(episode=episode, owner=owner, stop=stop))
+        journal=_StoredEpisode(episode=episode, owner=owner, stop=stop, alongside=alongside))
 
 
 class _Stopping(Exception):
@@ -246,9 +259,20 @@ def episode_run(
     held = episode.status == Status.RUNNING and episode.lease_owner == owner
     if not held and not episode_claim(episode_id=episode.pk, owner=owner):
         return episode
+    alongside = replay_alongside_open(episode=episode)
+    try:
+        return _run_held(episode=episode, owner=owner, stop=stop, alongside=alongside)
+    finally:
+        if alongside is not None:
+            alongside.close()
+
+
+def _run_held(*, episode: Episode, owner: str, stop: threading.Event | None,
+              alongside: ReplayAlongside | None) -> Episode:
     with heartbeat.hold(episode_id=episode.pk):
         try:
-            status, end_reason, success, message = _play(episode=episode, owner=owner, stop=stop)
+            status, end_reason, success, message = _play(episode=episode, owner=owner, stop=stop,
+                                                         alongside=alongside)
         except _Stopping:
             episode_release(episode=episode, owner=owner)
             return Episode.objects.get(pk=episode.pk)
@@ -267,8 +291,18 @@ def episode_run(
             # The environment's own fault: the episode ends, counted as not passed.
             status, end_reason, success, message = (
                 Status.FAILED, EndReason.ENV_ERROR, False, fault_describe(exc))
+        proof = None
+        if episode_provable(status=status, end_reason=end_reason):
+            # Checked on the path it played before it ends, so its side is never scored
+            # unchecked; a replay the infrastructure stopped is retried like the play.
+            try:
+                proof = episode_prove(episode=episode, alongside=alongside, record=False)
+            except Exception as exc:
+                if fault_kind(exc) != INFRASTRUCTURE:
+                    raise
+                return episode_infra_fault(episode=episode, owner=owner, error=exc)
         episode_finish(episode=episode, owner=owner, status=status, end_reason=end_reason,
-                       success=success, error=message)
+                       success=success, error=message, proof=proof)
     return Episode.objects.get(pk=episode.pk)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
 
+from duels.engine.replay_clock import REPLAY_CLOCK_OFFSET
 from duels.engine.validation_probes import JUNK_ACTIONS, PROBES
 from duels.engine.validation_static import determinism_findings
 from duels.engine.validation_transcript import (
@@ -61,6 +62,7 @@ class ValidationRun:
         self.warnings: list[str] = []
         self.limit_errors: list[str] = []
         self.max_steps: int | None = None
+        self.clock_offset = 0  # the fresh sandbox's clocks are moved (duels.engine.replay_clock)
 
     def record(self, name: str, passed: bool, detail: str) -> bool:
         self.checks[name] = {"name": name, "passed": passed, "detail": detail}
@@ -68,7 +70,8 @@ class ValidationRun:
 
     def in_fresh_sandbox(self, work: Callable[[Any], Any]) -> Any:
         """Run `work(sandbox)` in a newly loaded sandbox; sandbox errors propagate."""
-        with open_sandbox(self.source, limits=self.limits, backend=self.backend) as sandbox:
+        with open_sandbox(self.source, limits=self.limits, backend=self.backend,
+                          clock_offset=self.clock_offset) as sandbox:
             self.backend_used = sandbox.backend_name
             self.max_steps = sandbox.max_steps
             return work(sandbox)
@@ -151,6 +154,9 @@ def environment_validation_report(*, source: str, hint_texts: list[str],
     for repeat in (True, False):
         stage = {"check": "module_loads"}
         transcript = Transcript()
+
+        # The fresh sandbox runs with its clocks moved, so a time read anywhere shows.
+        run.clock_offset = 0 if repeat else REPLAY_CLOCK_OFFSET
 
         def play(sandbox, transcript=transcript, stage=stage, repeat=repeat) -> dict[str, Any]:
             transcript.clear()  # a retried attempt starts its transcript again
