@@ -4,14 +4,16 @@ environment forfeits with a reason a person can read."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import F, Prefetch
+from django.db.models import F, Prefetch, Q
 
 from duels.bounds import HINT_CHARS, SETTER_REPLY_CHARS, SOURCE_CHARS, text_bound
 from duels.engine.costs import (
@@ -92,12 +94,13 @@ def duel_ledger(*, duel: Duel) -> SetterLedger:
 
 @dataclass(frozen=True)
 class SetterReply:
-    """The setter's readable answer (or None with the `problem`), and the ids of the calls
-    made for it (they are pointed at the environment the answer becomes)."""
+    """The setter's readable answer (or None with the `problem`), and the id of the stored
+    call it was read from (the repair's when there was one): that call is linked to the
+    environment the answer becomes, never the malformed one before it."""
 
     answer: prompts.SetterAnswer | None
     problem: str
-    calls: tuple[int, ...]
+    call: int | None
 
 
 def _bounded_messages(messages: list[Message]) -> list[Message]:
@@ -146,20 +149,20 @@ def setter_answer(*, ledger: SetterLedger, player: Player,
     A PlayerError (the provider still failing after the player's retries) is an infrastructure
     fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py).
     """
-    completion, first = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.SETTER,
-                                     messages=messages)
+    completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.SETTER,
+                                    messages=messages)
     try:
-        return SetterReply(prompts.parse_setter_answer(completion.text), "", (first,))
+        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
     except prompts.SetterFormatError as first_error:
         repair = [*messages, {"role": "assistant", "content": completion.text},
                   prompts.repair_message(error=str(first_error))]
-    completion, second = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.REPAIR,
-                                      messages=repair)
+    completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.REPAIR,
+                                    messages=repair)
     try:
-        return SetterReply(prompts.parse_setter_answer(completion.text), "", (first, second))
+        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
     except prompts.SetterFormatError as second_error:
         return SetterReply(None, f"malformed answer after one repair request: {second_error}",
-                           (first, second))
+                           None)
 
 
 def setter_python_version() -> str:
@@ -168,10 +171,10 @@ def setter_python_version() -> str:
     return sandbox_python_version(backend=settings.ENVDUELS_SANDBOX)
 
 
-def setter_calls_point_at(*, calls: tuple[int, ...], environment: Environment) -> None:
-    """Record on the setter's calls the environment their answer became."""
-    if calls:
-        ModelCall.objects.filter(pk__in=calls).update(environment=environment)
+def setter_call_point_at(*, call: int | None, environment: Environment) -> None:
+    """Record on the setter call an answer was read from the environment it became."""
+    if call is not None:
+        ModelCall.objects.filter(pk=call).update(environment=environment)
 
 
 def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSide:
@@ -186,19 +189,19 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
     if getattr(duel, forfeit_field):
         forfeit = getattr(duel, forfeit_field)
         return AuthoredSide(environment=environment, hint=hint, forfeit=forfeit)
-    answer, calls = None, ()
+    answer, call = None, None
     if environment is None:
         setter = duel.a if side == "a" else duel.b
         messages = prompts.setter_messages(python_version=setter_python_version(),
                                            digests=digests or None)
         reply = setter_answer(ledger=duel_ledger(duel=duel), player=setter, messages=messages)
-        answer, calls = reply.answer, reply.calls
+        answer, call = reply.answer, reply.call
         if answer is None:
             Duel.objects.filter(pk=duel.pk).update(**{forfeit_field: reply.problem})
             return AuthoredSide(environment=None, hint=None, forfeit=reply.problem)
     try:
         return _side_store_and_validate(duel=duel, side=side, answer=answer,
-                                        environment=environment, hint=hint, calls=calls)
+                                        environment=environment, hint=hint, call=call)
     except AUTHORING_INFRASTRUCTURE_ERRORS:
         raise
     except Exception as error:
@@ -215,8 +218,11 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
 
 def _side_store_and_validate(*, duel: Duel, side: str, answer: prompts.SetterAnswer | None,
                              environment: Environment | None, hint: Hint | None,
-                             calls: tuple[int, ...] = ()) -> AuthoredSide:
-    """Store the setter's `answer` (when given), validate the environment, record a forfeit."""
+                             call: int | None = None) -> AuthoredSide:
+    """Store the setter's `answer` (when given), validate the environment, record a forfeit.
+
+    `call` is the stored setter call the answer was read from: it is linked to the environment
+    the answer became (the setter's data leaves with it)."""
     env_field, hint_field, forfeit_field = f"env_{side}", f"hint_{side}", f"forfeit_{side}"
     if answer is not None:
         setter = duel.a if side == "a" else duel.b
@@ -235,9 +241,9 @@ def _side_store_and_validate(*, duel: Duel, side: str, answer: prompts.SetterAns
                 **{env_field: environment, hint_field: hint})
             if not recorded:
                 transaction.set_rollback(True)
-        if recorded:
-            setter_calls_point_at(calls=calls, environment=environment)
-        else:
+            else:
+                setter_call_point_at(call=call, environment=environment)
+        if not recorded:
             duel.refresh_from_db()
             environment, hint = getattr(duel, env_field), getattr(duel, hint_field)
     if environment.status == EnvironmentStatus.PENDING:
@@ -277,7 +283,7 @@ def duel_observe_digests(*, duel: Duel) -> list[str]:
     )[:MAX_DIGESTS]  # each duel gives at most two digests
     digests: list[str] = []
     for earlier_duel in earlier:
-        for side, author in (("a", earlier_duel.a), ("b", earlier_duel.b)):
+        for side in ("a", "b"):
             environment = getattr(earlier_duel, f"env_{side}")
             hint = getattr(earlier_duel, f"hint_{side}")
             if environment is None or hint is None or not environment.is_valid:
@@ -287,13 +293,53 @@ def duel_observe_digests(*, duel: Duel) -> list[str]:
                 for episode in earlier_duel.failed_unhinted
                 if episode.environment_id == environment.pk
             ]
-            digests.append(prompts.observe_digest(
-                title=environment.title, author=author.name, hint=hint.text,
-                p_unhinted=getattr(earlier_duel, f"p_unhinted_{side}"),
-                p_hinted=getattr(earlier_duel, f"p_hinted_{side}"),
-                setter_score=getattr(earlier_duel, f"setter_score_{side}"),
-                failed_unhinted_actions=failed,
-            ))
+            digests.append(_side_digest(duel=earlier_duel, side=side, failed=failed))
             if len(digests) >= MAX_DIGESTS:
                 return digests
+    return digests
+
+
+def _side_digest(*, duel: Duel, side: str, failed: list[list[str]]) -> str:
+    """One duel side's observe-mode digest: its environment, hint, figures, failed runs."""
+    environment, hint = getattr(duel, f"env_{side}"), getattr(duel, f"hint_{side}")
+    return prompts.observe_digest(
+        title=environment.title, author=getattr(duel, side).name, hint=hint.text,
+        p_unhinted=getattr(duel, f"p_unhinted_{side}"),
+        p_hinted=getattr(duel, f"p_hinted_{side}"),
+        setter_score=getattr(duel, f"setter_score_{side}"),
+        failed_unhinted_actions=failed,
+    )
+
+
+class DigestNotFound(LookupError):
+    """An earlier environment asked for by reference has no finished duel to digest."""
+
+
+def environment_digests(*, references: list[str]) -> list[str]:
+    """Observe-mode digests of chosen earlier environments, each named by its uuid or a prefix
+    of its design hash: the latest finished duel that played it, as observe mode writes it."""
+    if len(references) > MAX_DIGESTS:
+        raise DigestNotFound(f"at most {MAX_DIGESTS} digests fit one prompt")
+    digests = []
+    for reference in references:
+        chosen = Q(content_hash__startswith=str(reference).lower()[:64])
+        with contextlib.suppress(ValueError):
+            chosen |= Q(uuid=UUID(str(reference)))
+        environments = Environment.objects.filter(chosen, status=EnvironmentStatus.VALID)
+        duel = (Duel.objects.filter(Q(env_a__in=environments) | Q(env_b__in=environments),
+                                    status=Status.FINISHED)
+                .select_related("a", "b", "env_a", "env_b", "hint_a", "hint_b")
+                .order_by("-finished_at", "-pk").first())
+        chosen_ids = set(environments.values_list("pk", flat=True)[:1000])
+        side = None if duel is None else ("a" if duel.env_a_id in chosen_ids else "b")
+        if duel is None or getattr(duel, f"hint_{side}") is None:
+            raise DigestNotFound(f"no finished duel played an environment {str(reference)[:80]!r}"
+                                 " (name one by its uuid or a prefix of its design hash)")
+        failed = [
+            [step.action for step in episode.trajectory.filter(index__gte=1)]
+            for episode in Episode.objects.filter(
+                duel=duel, environment=getattr(duel, f"env_{side}"),
+                condition=Condition.UNHINTED, status=Status.FINISHED, success=False)
+        ]
+        digests.append(_side_digest(duel=duel, side=side, failed=failed))
     return digests

@@ -18,7 +18,7 @@ from duels.engine.authoring import (
     AUTHORING_INFRASTRUCTURE_ERRORS,
     SetterLedger,
     setter_answer,
-    setter_calls_point_at,
+    setter_call_point_at,
     setter_python_version,
 )
 from duels.engine.leases import heartbeat
@@ -94,7 +94,7 @@ def _version_write(*, slot: StudySlot, parent: Environment | None
         # A driver whose lease ran out while it waited on the setter stored this version
         # first: the stored one stands.
         return slot_version(slot=slot), ""
-    setter_calls_point_at(calls=reply.calls, environment=version)
+    setter_call_point_at(call=reply.call, environment=version)
     return version, ""
 
 

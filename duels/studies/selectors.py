@@ -118,7 +118,7 @@ def version_field_results(*, environment: Environment) -> dict | None:
 
 def study_final_items(*, study: Study) -> list[TrainingItem]:
     """Each slot's final version (its last valid one) as an item of an envduels-v1 export:
-    its slot and version name, domain, benchmark seeds and hints (`hint`, `hint_2` …)."""
+    its slot and version name, domain, benchmark seeds and graded hints."""
     valid = list(Environment.objects.filter(study=study, status=EnvironmentStatus.VALID)
                  .select_related("author").prefetch_related("hints")
                  .order_by("author__name", "slot", "-revision"))
@@ -128,15 +128,15 @@ def study_final_items(*, study: Study) -> list[TrainingItem]:
         if key in seen:
             continue  # a higher revision of this slot came first
         seen.add(key)
-        hints = sorted(version.hints.all(), key=lambda hint: (hint.level, hint.pk))
-        named = {}
-        for hint in hints:
-            named.setdefault("hint" if hint.level == 1 else f"hint_{hint.level}", hint.text)
+        levels: dict[int, str] = {}
+        for hint in sorted(version.hints.all(), key=lambda hint: (hint.level, hint.pk)):
+            levels.setdefault(hint.level, hint.text)  # the first hint of each level
         items.append(TrainingItem(
             design=version.content_hash, environment=str(version.uuid), title=version.title,
             author=version.author.name if version.author else None, family=version.family,
             source=version.source, content_hash=version.content_hash,
-            max_steps=version.max_steps, hint=named.get("hint"), cluster=version.content_hash,
-            slot=version.slot, version=version.version, domain=version.domain,
-            benchmark_seeds=tuple(version.benchmark_seeds or ()), hints=named))
+            max_steps=version.max_steps, hint=levels.get(1), cluster=version.content_hash,
+            hint_levels=tuple(sorted(levels.items())), slot=version.slot,
+            version=version.version, domain=version.domain,
+            benchmark_seeds=tuple(version.benchmark_seeds or ())))
     return items

@@ -204,19 +204,15 @@ class EnvServer:
                 return
             if not message.get("more_body"):
                 break
+        if await self.http_route(method, path, body, send):
+            return
         if method == "GET" and path == "/health":
             await self.reply(send, 200, {"status": "healthy", "sessions": len(self.sessions),
                                          "max_sessions": self.max_sessions})
         elif method == "GET" and path == "/schema":
-            await self.reply(send, 200, {"action": ACTION_SCHEMA,
-                                         "observation": OBSERVATION_SCHEMA,
-                                         "state": STATE_SCHEMA})
+            await self.reply(send, 200, self.schema())
         elif method == "GET" and path == "/metadata":
-            await self.reply(send, 200, {
-                "name": "envduels", "description": "EnvDuels environment designs, each "
-                "session in its own sandbox", "default_design": self.default.id,
-                "designs": [{"id": d.id, "title": d.title, "max_steps": d.max_steps}
-                            for d in self.designs.values()]})
+            await self.reply(send, 200, self.metadata())
         elif method == "GET" and path == "/state":
             await self.reply(send, 200, EnvSession(number=0).state())
         elif method == "POST" and path == "/reset":
@@ -226,6 +222,20 @@ class EnvServer:
                                                    "the /ws websocket (openenv's clients do)"})
         else:
             await self.reply(send, 404, {"detail": f"no route {method} {path}"})
+
+    async def http_route(self, method: str, path: str, body: bytes, send) -> bool:
+        """A route of a subclass's own; True when it answered the request."""
+        return False
+
+    def schema(self) -> dict[str, Any]:
+        return {"action": ACTION_SCHEMA, "observation": OBSERVATION_SCHEMA,
+                "state": STATE_SCHEMA}
+
+    def metadata(self) -> dict[str, Any]:
+        return {"name": "envduels", "description": "EnvDuels environment designs, each session "
+                "in its own sandbox", "default_design": self.default.id,
+                "designs": [{"id": d.id, "title": d.title, "max_steps": d.max_steps}
+                            for d in self.designs.values()]}
 
     def full(self) -> bool:
         """Every slot is taken: by open sessions and stateless resets together."""

@@ -9,12 +9,18 @@ envduels: the exchange format (docs/exchange-format.md); filters narrow to duels
 pass rates.
 chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition hinted|unhinted,
 --thinking to keep each reply's reasoning as `reasoning_content`).
+setter-chat: every setter answer with the messages it was sent and the setter score it earned
+(--valid yes|no, --min-setter-score S, --player, --tournament, --study UUID).
 verifiers, gymnasium, trl: a curated training set as an RL-trainer package written to the directory
 --out (set options as for `manage.py training_set`: --size, --per-cluster, --author, --family,
 --tournament, --round, --pass-low, --pass-high, --name).
 envduels-v1: the same set in the original harness's format-version-1 layout (manifest.json, one
 class per design that runs it in the sandbox runner), written to the directory --out; with
 --study UUID, that study's final versions instead, with their domains, benchmark seeds and hints.
+verifiers-setter: the setter's seat as a verifiers taskset (a package in the directory --out,
+--name) that asks the `serve_envs --role setter` server at --server for prompts and rewards.
+harbor: the same set as Harbor task folders in the directory --out, one per design and seed and a
+hinted variant of each (--base-image IMAGE: the images' base, default the sandbox image).
 html: one self-contained replay file (opens from disk, no server) of --episode UUID (repeat it
 for a compare pair) or of every episode of --duel UUID.
 site: a static website of --tournament UUID and --study UUID (each repeatable) written to the new
@@ -35,14 +41,17 @@ from django.utils import timezone
 from duels.exchange.html_replay import ReplayExportError, replay_chunks, replay_scope
 from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
 from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
+from duels.exchange.setter_chat import SetterChatFilters
 from duels.exchange.streams import FORMATS, ExportRequest, export_lines
 from duels.exchange.trainers.envduels_v1 import envduels_v1_write
+from duels.exchange.trainers.harbor import harbor_write
+from duels.exchange.trainers.setter_taskset import setter_taskset_write
 from duels.management.commands.training_set import add_set_arguments, set_filters
 from duels.models import Condition, Outcome, Status
 from duels.selectors.training_sets import training_set_select
 from duels.wording import count_noun
 
-TRAINER_FORMATS = ("envduels-v1",)
+TRAINER_FORMATS = ("envduels-v1", "harbor")
 
 
 def export_request(options: dict[str, Any]) -> ExportRequest:
@@ -67,6 +76,10 @@ def export_request(options: dict[str, Any]) -> ExportRequest:
         format=options["format"], scope=scope, duels=duels, environments=environments,
         success={"yes": True, "no": False, None: None}[options["success"]],
         condition=options["condition"], thinking=options["thinking"],
+        setters=SetterChatFilters(
+            valid={"yes": True, "no": False, None: None}[options["valid"]],
+            min_setter_score=options["min_setter_score"], player=options["player"],
+            tournament=options["tournament"], study="".join(options["study"][:1])),
     )
 
 
@@ -93,7 +106,7 @@ class Command(BaseCommand):
                                  "var/exports/FORMAT-TIME.jsonl (a directory for verifiers and "
                                  "gymnasium packages, a .html file for html).")
         parser.add_argument("--format", choices=[*FORMATS, *PACKAGE_FORMATS, *TRAINER_FORMATS,
-                                                 "html", "site"],
+                                                 "verifiers-setter", "html", "site"],
                             default="envduels")
         parser.add_argument("--episode", action="append", default=[],
                             help="html: an episode to put in the replay file (repeatable).")
@@ -103,7 +116,7 @@ class Command(BaseCommand):
                             help="Duels of this tournament (uuid); site: repeatable.")
         parser.add_argument("--study", action="append", default=[],
                             help="site: this study (uuid, repeatable); envduels-v1: its final "
-                                 "versions.")
+                                 "versions; setter-chat: answers of this study.")
         parser.add_argument("--no-notes", action="store_true",
                             help="site: leave people's notes out.")
         parser.add_argument("--no-costs", action="store_true",
@@ -122,7 +135,20 @@ class Command(BaseCommand):
         parser.add_argument("--condition", choices=Condition.values, default=None)
         parser.add_argument("--thinking", action="store_true",
                             help="chat: keep each reply's reasoning (reasoning_content).")
+        parser.add_argument("--valid", choices=["yes", "no"], default=None,
+                            help="setter-chat: only answers that became a valid environment "
+                                 "(yes) or only the others (no).")
+        parser.add_argument("--min-setter-score", type=float, default=None,
+                            help="setter-chat: only answers whose setter score is at least "
+                                 "this (answers not scored yet are left out).")
         add_set_arguments(parser, author=False, family=False, tournament=False)
+        parser.add_argument("--server", default="http://127.0.0.1:8010",
+                            help="verifiers-setter: the setter seat's server (serve_envs --role "
+                                 "setter), the taskset's default.")
+        parser.add_argument("--base-image", default="",
+                            help="harbor: the image the tasks' images build FROM (default the "
+                                 "sandbox image, ENVDUELS_SANDBOX_IMAGE; any image with "
+                                 "Python 3.10+).")
         parser.add_argument("--name", default="envduels-set",
                             help="verifiers/gymnasium: the package's name (its module name "
                                  "with - as _).")
@@ -135,12 +161,15 @@ class Command(BaseCommand):
             raise CommandError("name one --tournament (several go into one --format site only)")
         options["tournament"] = "".join(options["tournament"])
         if not options["out"]:
-            suffix = ("" if options["format"] in (*PACKAGE_FORMATS, *TRAINER_FORMATS)
+            suffix = ("" if options["format"] in (*PACKAGE_FORMATS, *TRAINER_FORMATS,
+                                                  "verifiers-setter")
                       else ".html" if options["format"] == "html" else ".jsonl")
             options["out"] = str(default_export_path(export_format=options["format"],
                                                      suffix=suffix))
-        if options["study"] and options["format"] != "envduels-v1":
-            raise CommandError("--study goes with --format site or --format envduels-v1")
+        if options["study"] and options["format"] not in ("envduels-v1", "setter-chat"):
+            raise CommandError("--study goes with --format site, envduels-v1 or setter-chat")
+        if len(options["study"]) > 1:
+            raise CommandError("name one --study (several go into one --format site only)")
         if options["format"] in (*PACKAGE_FORMATS, *TRAINER_FORMATS):
             items = (self.study_items(options) if options["study"]
                      else training_set_select(filters=set_filters(options)))
@@ -149,6 +178,9 @@ class Command(BaseCommand):
                     out = envduels_v1_write(
                         items=items, out=Path(options["out"]),
                         empty="the study has no valid version yet" if options["study"] else "")
+                elif options["format"] == "harbor":
+                    out = harbor_write(items=items, out=Path(options["out"]),
+                                       base_image=options["base_image"] or None)
                 else:
                     out = rl_package_write(items=items, package_format=options["format"],
                                            out=Path(options["out"]), name=options["name"])
@@ -159,6 +191,14 @@ class Command(BaseCommand):
             return
         if options["format"] == "html":
             self.write_replay(options)
+            return
+        if options["format"] == "verifiers-setter":
+            try:
+                out = setter_taskset_write(out=Path(options["out"]), name=options["name"],
+                                           server=options["server"])
+            except (PackageError, OSError) as exc:
+                raise CommandError(str(exc)) from exc
+            self.stderr.write(f"wrote the setter seat's verifiers taskset to {out}")
             return
         lines = export_lines(request=export_request(options))
         count = 0
@@ -179,8 +219,6 @@ class Command(BaseCommand):
     def study_items(self, options: dict[str, Any]) -> list:
         from duels.studies.selectors import study_final_items
 
-        if len(options["study"]) > 1:
-            raise CommandError("name one --study with --format envduels-v1")
         return study_final_items(study=_study(options["study"][0]))
 
     def write_replay(self, options: dict[str, Any]) -> None:

@@ -39,7 +39,10 @@ def test_the_envduels_v1_export_of_a_study_holds_its_final_versions(tmp_path):
         metadata = json.loads((out / row["metadata"]).read_text())
         assert metadata["benchmark_seeds"] == [11, 22] and metadata["version"] == row["version"]
     hints = json.loads((out / rows["gamma"]["privileged"]).read_text())["hints"]
-    assert hints == {"hint": "hint for gamma 0", "hint_2": "a stronger hint"}
+    # Graded hints of both levels, as the original format names them.
+    assert hints == {"hint_1": "hint for gamma 0", "hint_2": "a stronger hint"}
+    assert json.loads((out / rows["alpha"]["privileged"]).read_text())["hints"] == {
+        "hint": "hint for alpha 1"}
 
 
 def test_a_study_without_a_valid_version_says_so(tmp_path):
