@@ -167,9 +167,14 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
               if is_final]
     domain_names = sorted({version.domain for version in finals})
     domain_index = {name: i for i, name in enumerate(domain_names)}
+    domains = [v.domain for v in finals]
+    authors = [v.author for v in finals]
+    by_author = author_strata(domains, authors)
+    strata_author = by_author.strata
     inputs = ModelInputs(
-        domains=np.array([domain_index[v.domain] for v in finals], dtype=np.int64),
-        domain_names=domain_names,
+        domains=np.array([domain_index[domain] for domain in domains], dtype=np.int64),
+        domain_names=domain_names, author_groups=by_author.groups,
+        author_group_weight=by_author.group_weight, author_unit_weight=by_author.unit_weight,
         own=own_mask(field)[final].T,
         counts={name: getattr(tallies, name)[final].T for name in (
             "unhinted_successes", "unhinted_attempted", "hinted_successes",
@@ -186,10 +191,7 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
         else np.full(len(names), np.nan))
     bounds: dict = {}
     if intervals and len(finals) and len(names):
-        domains = [v.domain for v in finals]
-        authors = [v.author for v in finals]
         strata_solver = solver_strata(domains, authors)
-        strata_author = author_strata(domains, authors)
         # Each resampling sees the versions sorted by its strata (and the solver's by domain
         # first): its sums over strata and domains then need no copy of the draws.
         order_solver = np.lexsort((strata_solver, inputs.domains))
@@ -207,7 +209,8 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
         masks = estimate["masks"]
         bounds = model_intervals(
             model_figures(solver_inputs, weights_solver, only=solver_figures)["figures"],
-            model_figures(author_inputs, weights_author, only=AUTHOR_FIGURES)["figures"],
+            model_figures(author_inputs, weights_author, only=AUTHOR_FIGURES,
+                          grouped=True)["figures"],
             {name: mask[:, order_author if name in AUTHOR_FIGURES else order_solver]
              for name, mask in masks.items()},
             estimate["shares"], weights_solver, weights_author, strata_solver, strata_author,

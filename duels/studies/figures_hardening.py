@@ -32,13 +32,11 @@ FIGURES = ("p_unhinted", "setter_score", "peer_discrimination")
 def _compare(pairs: list[tuple[int, int]], field: Field, values: dict, *, intervals: bool,
              resamples: int, rng: np.random.Generator) -> dict:
     """Before / after / change of each figure over (parent, child) version pairs."""
-    domain_names = sorted({field.versions[child].domain for _, child in pairs})
-    index = {name: i for i, name in enumerate(domain_names)}
-    domains = np.array([index[field.versions[child].domain] for _, child in pairs])
     parents = np.array([parent for parent, _ in pairs])
     children = np.array([child for _, child in pairs])
     weights = np.ones((1, len(pairs)))
-    strata = author_strata([field.versions[c].domain for c in children], [None] * len(pairs))
+    by_domain = author_strata([field.versions[c].domain for c in children], [None] * len(pairs))
+    strata = by_domain.strata
     if intervals:
         weights = np.vstack([weights, stratified_counts(rng, strata, resamples)])
     row: dict = {"slots": len(pairs), "intervals": {}}
@@ -49,8 +47,11 @@ def _compare(pairs: list[tuple[int, int]], field: Field, values: dict, *, interv
         for part, part_values, bounds in (("before", before, (0.0, 1.0)),
                                           ("after", after, (0.0, 1.0)),
                                           ("change", after - before, (-1.0, 1.0))):
-            figure, _, influence = balanced(part_values[None, :], mask, domains,
-                                            len(domain_names), weights)
+            # The slots balance over the groups the strata keep whole (domains with few slots
+            # pooled, weighing as many domains): the same figure.
+            figure, _, influence = balanced(
+                part_values[None, :], mask, by_domain.groups, len(by_domain.group_weight),
+                weights, by_domain.group_weight, by_domain.unit_weight)
             key = f"{name}_{part}"
             estimate = figure[0, 0]
             row[key] = float(estimate) if np.isfinite(estimate) else None

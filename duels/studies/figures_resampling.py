@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,6 +25,17 @@ def stratum_ids(keys: Sequence[Hashable]) -> np.ndarray:
     """Integer stratum ids for hashable stratum keys, numbered in order of first appearance."""
     numbers: dict[Hashable, int] = {}
     return np.array([numbers.setdefault(key, len(numbers)) for key in keys], dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class AuthorStrata:
+    """How an author's figures are resampled: strata (F,), balance groups (F,), each group's
+    weight in domains (G,) and each version's weight within its group (F,)."""
+
+    strata: np.ndarray
+    groups: np.ndarray
+    group_weight: np.ndarray
+    unit_weight: np.ndarray
 
 
 def solver_strata(domains: Sequence[str], authors: Sequence[str | None]) -> np.ndarray:
@@ -40,25 +52,39 @@ def solver_strata(domains: Sequence[str], authors: Sequence[str | None]) -> np.n
                         for key, domain in zip(keys, domains, strict=True)])
 
 
-def author_strata(domains: Sequence[str], authors: Sequence[str | None]) -> np.ndarray:
-    """Strata for figures of an author over its own environments: its environments within each
-    domain; where it wrote a single environment in a domain, those are pooled across its domains
-    (a collapsed stratum), and a lone one left over joins its largest stratum."""
+# An author's domain with fewer environments than this is pooled with its other such domains:
+# a studentized bootstrap within two or three environments spreads its t far too wide
+# (docs/results.md, "The study's figures").
+CELL_MIN = 4
+
+
+def author_strata(domains: Sequence[str], authors: Sequence[str | None]) -> AuthorStrata:
+    """Strata for figures of an author over its own environments, and how those figures
+    balance when resampled.
+
+    An author's environments are resampled within each domain where it wrote CELL_MIN or more.
+    Its domains with fewer are pooled into one *collapsed* stratum, which its figures balance as
+    one group weighing as many domains as it holds, each environment counting 1/(its domain's
+    count) in it: the figure is the same, and a resample cannot lose a domain. A domain left
+    alone in its collapse stays as it is.
+    """
     cells = Counter(zip(authors, domains, strict=True))
-    keys = [(author, domain) if cells[author, domain] >= 2 else (author, None)
-            for author, domain in zip(authors, domains, strict=True)]
-    sizes = Counter(keys)
-    largest: dict = {}
-    for (author, domain), size in sizes.items():
-        if domain is not None and size > largest.get(author, (None, 0))[1]:
-            largest[author] = (domain, size)
-    resolved = []
-    for key in keys:
-        author, domain = key
-        if domain is None and sizes[key] == 1 and author in largest:
-            key = (author, largest[author][0])
-        resolved.append(key)
-    return stratum_ids(resolved)
+    small = Counter(author for (author, _), size in cells.items() if size < CELL_MIN)
+    collapsed = [cells[author, domain] < CELL_MIN and small[author] >= 2
+                 for author, domain in zip(authors, domains, strict=True)]
+    keys = [("collapsed", author) if pooled else ("domain", author, domain)
+            for author, domain, pooled in zip(authors, domains, collapsed, strict=True)]
+    groups = [("collapsed", author) if pooled else ("domain", domain)
+              for author, domain, pooled in zip(authors, domains, collapsed, strict=True)]
+    group_ids = stratum_ids(groups)
+    weight = np.ones(int(group_ids.max(initial=-1)) + 1)
+    for author in small:
+        if small[author] >= 2:
+            weight[group_ids[groups.index(("collapsed", author))]] = small[author]
+    unit = np.array([1 / cells[author, domain] if pooled else 1.0
+                     for author, domain, pooled in zip(authors, domains, collapsed,
+                                                       strict=True)])
+    return AuthorStrata(stratum_ids(keys), group_ids, weight, unit)
 
 
 def stratified_counts(rng: np.random.Generator, strata: np.ndarray,
