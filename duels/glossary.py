@@ -127,62 +127,6 @@ GLOSSARY: tuple[Term, ...] = (
          "Rank correlation of model size (billions of parameters) with setter strength and with "
          "observe-mode uplift.",
          "Spearman ρ(parameters_b, setter strength); Spearman ρ(parameters_b, uplift)"),
-    # A study's field: every player plays every version of every environment (the original
-    # harness's figures; docs/results.md, "The study's figures").
-    Term("canonical_autonomous_solve", "canonical solve",
-         "A model's unhinted pass rate on the final versions others wrote, balanced over "
-         "domains.",
-         "mean over domains of the mean, over others' final versions it played unhinted there, "
-         "of its unhinted pass share"),
-    Term("direct_common_panel_solve", "direct common-panel solve",
-         "The same over the final versions every model played unhinted, its own kept: the one "
-         "figure where an author's plays of its own environments count.",
-         "mean over domains of the mean, over the common panel's versions there, of its "
-         "unhinted pass share"),
-    Term("field_hint_gain", "hint gain (study)",
-         "A model's gain from the hint on the final versions others wrote, seed by seed.",
-         "mean over matched pairs (version, seed played in both conditions) of passed hinted − "
-         "passed unhinted"),
-    Term("hint_rescue", "hint rescue",
-         "Of the seeds a model failed without the hint on others' versions, the share it passed "
-         "with the hint.",
-         "#{failed unhinted ∧ passed hinted} / #{failed unhinted}, over matched pairs"),
-    Term("hint_harm", "hint harm",
-         "Of the seeds a model passed without the hint on others' versions, the share it failed "
-         "with the hint.",
-         "#{passed unhinted ∧ failed hinted} / #{passed unhinted}, over matched pairs"),
-    Term("peer_discrimination", "peer discrimination",
-         "How far apart a version sets its peers (the field but its author and any evaluated "
-         "player), seed by seed, against the widest split n peers can make.",
-         "mean over seeds every peer played unhinted of Σ_{i<j} |r_i − r_j| / ⌊n²/4⌋"),
-    Term("peer_hint_effect", "peer hint effect",
-         "How much a version's hint helped its peers.",
-         "mean over the peers' matched pairs of passed hinted − passed unhinted"),
-    Term("design", "design",
-         "How well a model's environments set the field apart: the peer discrimination of its "
-         "final versions, balanced over domains.",
-         "mean over domains of the mean peer discrimination of its final versions there"),
-    Term("hint_authoring", "hint authoring",
-         "How much a model's hints help the field: the peer hint effect of its final versions, "
-         "balanced over domains.",
-         "mean over domains of the mean peer hint effect of its final versions there"),
-    Term("study_rank", "canonical, common-panel and design rank",
-         "A model's place by the figure, highest first; equal figures are ordered by model "
-         "name, and a model without the figure has no rank.",
-         "1 + #{models with a higher figure, or an equal one and an earlier name}"),
-    Term("hint_gain_delta_vs_solver", "hint gain vs the new solver",
-         "A model's hint gain minus that of the player newly evaluated on the panel.",
-         "g_model − g_new solver"),
-    Term("field_head_to_head", "head-to-head (study)",
-         "A's final versions as B played them against B's as A played them, each version "
-         "scored as a duel side; the higher mean setter score wins.",
-         "S_A = exact mean over A's final versions B played of p_h · (1 − p_u); a if S_A > S_B, "
-         "b if S_B > S_A, else draw"),
-    Term("hardening_change", "hardening change",
-         "What a hardening round changed: each revised version against its parent, on the "
-         "field's unhinted pass rate, setter score and peer discrimination.",
-         "mean over domains of the mean over revised slots there of figure(revision n) − "
-         "figure(revision n − 1)"),
     # Findings.
     Term("supported", "supported",
          "The data back the study's claim: the deciding figure, with its uncertainty, lies on "

@@ -47,8 +47,9 @@ INTERVAL_METHODS = {
               "(solver figures) or within the model's own versions of each domain (design, "
               "hint authoring), Rao–Wu rescaled, draws widened by t(df)/z with df = versions "
               "− strata, percentile",
-    "environments": "bootstrap over the version's seeds, Rao–Wu rescaled, widened by "
-                    "t(seeds − 1)/z, percentile",
+    "environments": "Student's t over the version's seeds, estimate ± t(seeds − 1)·se with "
+                    "the delta method's spread of the seeds; Wilson where every seed passed or "
+                    "every seed failed",
     "pairs": "Wilson score interval (pass rates, rescue, harm); Newcombe hybrid score "
              "interval (hint gain)",
     "hardening": "bootstrap over slots within domains, Rao–Wu rescaled, widened by t(df)/z, "
@@ -128,7 +129,6 @@ def field_figures(*, versions: Sequence[FieldVersion], plays: Sequence[FieldPlay
     rng = {part: np.random.default_rng([rng_seed, i]) for i, part in enumerate(PARTS)}
     by_version = version_figures(field, tallies, peers,
                                  intervals=intervals and "environments" in parts,
-                                 resamples=resamples, rng=rng["environments"],
                                  scored=bool({"environments", "hardening"} & set(parts)))
     final = np.array([version.final for version in field.versions], dtype=bool)
     result: dict = {part: [] for part in PARTS}

@@ -43,9 +43,10 @@ def test_collapsed_domains_leave_an_authors_figure_unchanged():
 def test_a_lone_small_domain_keeps_its_own_stratum_and_solvers_pool_single_authors():
     strata = author_strata(["a"] * 4 + ["b"], ["x"] * 5)
     assert len(set(strata.strata)) == 2 and strata.group_weight.tolist() == [1.0, 1.0]
-    # Three authors with one environment each in "grid", two with two in "words".
-    solver = solver_strata(["grid"] * 3 + ["words"] * 4, ["p", "q", "r", "p", "p", "q", "q"])
-    assert len(set(solver[:3])) == 1 and len(set(solver[3:])) == 2
+    # In "grid" three authors with one environment each; in "words" p wrote four, q two.
+    solver = solver_strata(["grid"] * 3 + ["words"] * 6, ["p", "q", "r"] + ["p"] * 4 + ["q"] * 2)
+    assert len(set(solver[:3])) == 1 and len(set(solver[3:7])) == 1
+    assert len(set(solver.tolist())) == 3
 
 
 def test_bootstrap_counts_redraw_each_stratum_whole():
