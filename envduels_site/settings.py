@@ -340,6 +340,10 @@ ENVDUELS_DUEL_RATE_PER_HOUR = env_int("ENVDUELS_DUEL_RATE_PER_HOUR", 30, minimum
 # search ENVDUELS_SEARCH_RATE_PER_MINUTE times and call the API ENVDUELS_API_RATE_PER_MINUTE
 # times a minute.
 ENVDUELS_REPLAY_MAX_MB = env_int("ENVDUELS_REPLAY_MAX_MB", 64, minimum=1)
+# Request bodies are refused by the HTTP server before they are buffered (envduels_site/
+# http_server.py): at most this many KiB, an upload to /import/ at most ..._UPLOAD_MAX_MB.
+ENVDUELS_REQUEST_BODY_MAX_KB = env_int("ENVDUELS_REQUEST_BODY_MAX_KB", 1024, minimum=16)
+ENVDUELS_IMPORT_UPLOAD_MAX_MB = env_int("ENVDUELS_IMPORT_UPLOAD_MAX_MB", 64, minimum=1)
 ENVDUELS_QUERY_TIMEOUT_MS = env_int("ENVDUELS_QUERY_TIMEOUT_MS", 5000, minimum=100)
 ENVDUELS_SEARCH_RATE_PER_MINUTE = env_int("ENVDUELS_SEARCH_RATE_PER_MINUTE", 20, minimum=1)
 ENVDUELS_API_RATE_PER_MINUTE = env_int("ENVDUELS_API_RATE_PER_MINUTE", 120, minimum=1)

@@ -73,7 +73,9 @@ class Command(BaseCommand):
 
     def run(self, application, *, host: str, port: int) -> None:
         from daphne.endpoints import build_endpoint_description_strings
-        from daphne.server import Server
+
+        from duels.exchange.trainers.openenv_server import MAX_MESSAGE_BYTES
+        from envduels_site.http_server import BodyLimits, BoundedServer
 
         def ready() -> None:
             if not server.listening_addresses:  # the listen has not completed yet
@@ -89,10 +91,12 @@ class Command(BaseCommand):
 
         # Daphne handles SIGTERM/SIGINT: it stops accepting and closes open sessions, whose
         # sandboxes are then closed with them.
-        server = Server(application=application,
-                        endpoints=build_endpoint_description_strings(host=host, port=port),
-                        ready_callable=ready, verbosity=0,
-                        websocket_max_message_size=512 * 1024,
-                        application_close_timeout=5)
+        # A body over the cap is refused as it arrives, before the server buffers it.
+        server = BoundedServer(
+            application=application,
+            body_limits=BodyLimits(default=MAX_MESSAGE_BYTES, json_errors=True),
+            endpoints=build_endpoint_description_strings(host=host, port=port),
+            ready_callable=ready, verbosity=0, websocket_max_message_size=512 * 1024,
+            application_close_timeout=5)
         server.run()
         application.executor.shutdown(wait=False, cancel_futures=True)
