@@ -1,4 +1,5 @@
-"""Daphne with request bodies refused before they are buffered: the web process and
+"""Daphne with request bodies refused before they are buffered, every registered websocket
+close code and, where asked, a bound on what a websocket holds: the web process and
 `manage.py serve_envs` both run this server.
 
 Daphne (4.x) hands a request to the application only after Twisted has read its whole body
@@ -9,6 +10,14 @@ grew the web process by 300 MB before its 413, and a client that sent half of a 
 the bytes arrive, in the HTTP layer: a request whose declared `Content-Length` is over its
 path's cap is answered 413 before one byte of its body is read, a chunked body is cut off
 with 413 as soon as its bytes pass the cap, and the connection is closed either way.
+
+Websockets: Daphne closes through autobahn's application call `sendClose`, which accepts only
+1000 and 3000–4999, so an application's 1013 (try again later) became a traceback and a 1011
+on the wire; the registered codes go out through the protocol's own close frame instead. With
+`websocket_outbound_max`, a connection whose client does not read is cut once the bytes
+waiting to be sent pass it; with `websocket_inbound_max`, reading pauses while that many
+messages wait for the application, so a client that sends faster than the application answers
+is slowed down instead of being buffered.
 
 `python -m envduels_site.http_server` takes Daphne's own command line (`manage.py serve`
 starts it so); `BoundedServer` is Daphne's `Server` with a `body_limits` argument.
@@ -24,6 +33,7 @@ from dataclasses import dataclass
 from daphne.cli import CommandLineInterface
 from daphne.http_protocol import HTTPFactory, WebRequest
 from daphne.server import Server
+from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -179,13 +189,69 @@ class BoundedHTTPFactory(HTTPFactory):
         return protocol
 
 
-class BoundedServer(Server):
-    """Daphne's server whose HTTP requests are `BoundedRequest`s."""
+def pending_bytes(transport) -> int:
+    """Bytes a Twisted transport holds that the peer has not taken yet."""
+    buffered = len(getattr(transport, "dataBuffer", b"")) - getattr(transport, "offset", 0)
+    return buffered + getattr(transport, "_tempDataLen", 0)
 
-    def __init__(self, *args, body_limits: BodyLimits | None = None, **kwargs) -> None:
+
+class BoundedWebSocketProtocol(WebSocketProtocol):
+    """Daphne's websocket: registered close codes, and the server's buffer bounds."""
+
+    cut = False
+    reading_paused = False
+
+    def serverClose(self, code: int | None = None) -> None:  # noqa: N802 (Daphne's name)
+        code = 1000 if code is None else code
+        if code in self.CLOSE_STATUS_CODES_ALLOWED:  # 1000–1003, 1007–1013 (RFC 6455, IANA)
+            self.sendCloseFrame(code=code, isReply=False)
+        else:
+            self.sendClose(code=code)
+
+    def serverSend(self, content, binary: bool = False) -> None:  # noqa: N802 (Daphne's name)
+        if self.cut:
+            return
+        super().serverSend(content, binary)
+        limit = self.server.websocket_outbound_max
+        if limit and self.transport is not None and pending_bytes(self.transport) > limit:
+            # The client does not read: what waits for it is dropped with the connection.
+            self.cut = True
+            self.transport.abortConnection()
+
+    def onMessage(self, payload, isBinary) -> None:  # noqa: N802 (autobahn's name)
+        super().onMessage(payload, isBinary)
+        limit = self.server.websocket_inbound_max
+        queue = getattr(self, "application_queue", None)
+        if limit and queue is not None and not self.reading_paused \
+                and queue.qsize() >= limit and self.transport is not None:
+            self.reading_paused = True
+            self.transport.pauseProducing()
+            self.resume_when_drained()
+
+    def resume_when_drained(self) -> None:
+        from twisted.internet import reactor
+
+        if self.state == self.STATE_CLOSED or self.transport is None:
+            return
+        if self.application_queue.qsize() >= max(1, self.server.websocket_inbound_max // 2):
+            reactor.callLater(0.02, self.resume_when_drained)
+            return
+        self.reading_paused = False
+        self.transport.resumeProducing()
+
+
+class BoundedServer(Server):
+    """Daphne's server whose HTTP requests are `BoundedRequest`s and whose websockets are
+    `BoundedWebSocketProtocol`s."""
+
+    def __init__(self, *args, body_limits: BodyLimits | None = None,
+                 websocket_outbound_max: int = 0, websocket_inbound_max: int = 0,
+                 **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.body_limits = body_limits or web_body_limits()
         self.large_bodies = 0
+        self.websocket_outbound_max = websocket_outbound_max
+        self.websocket_inbound_max = websocket_inbound_max
 
     # Daphne builds its HTTP factory inside run(), with no way to choose it: this property
     # keeps ours in its place.
@@ -196,6 +262,15 @@ class BoundedServer(Server):
     @http_factory.setter
     def http_factory(self, _daphne_factory: HTTPFactory) -> None:
         self._http_factory = BoundedHTTPFactory(self)
+
+    @property
+    def ws_factory(self) -> WebSocketFactory:
+        return self._ws_factory
+
+    @ws_factory.setter
+    def ws_factory(self, factory: WebSocketFactory) -> None:
+        factory.protocol = BoundedWebSocketProtocol
+        self._ws_factory = factory
 
 
 class BoundedCommandLine(CommandLineInterface):

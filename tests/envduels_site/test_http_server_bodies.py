@@ -11,25 +11,24 @@ import os
 import re
 import select
 import socket
-import subprocess
-import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.db import connection
 
-from duels.analytics.designs import content_hash
-from duels.exchange.trainers.envduels_v1 import envduels_v1_write
 from duels.exchange.trainers.openenv_server import MAX_MESSAGE_BYTES
-from duels.selectors.training_sets import TrainingItem
 from tests.duels.exchange.rl_sets import SOURCE
 from tests.duels.exchange.test_rl_gymnasium import sandbox_works
 from tests.duels.management.test_serve import free_port, wait_until_up
 from tests.helpers.parts import need
-from tests.helpers.web_server import memory_kib, web_server_start
+from tests.helpers.web_server import (
+    memory_kib,
+    one_design_export,
+    serve_envs_start,
+    web_server_start,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 GROWTH_LIMIT_BYTES = 10 * 2**20
@@ -169,20 +168,10 @@ def test_the_web_process_refuses_bodies_before_buffering_them():
 @pytest.mark.django_db
 def test_serve_envs_refuses_bodies_before_buffering_them(tmp_path):
     need(sandbox_works(), "no sandbox backend works here")
-    design = content_hash(SOURCE.format(modulus=3))
-    item = TrainingItem(design=design, environment=str(uuid.uuid4()), title="Say",
-                        author="tester", family="test", source=SOURCE.format(modulus=3),
-                        content_hash=design, max_steps=None, hint=None, cluster=design,
-                        training={"environments": []})
-    export = envduels_v1_write(items=[item], out=tmp_path / "export")
+    export = one_design_export(tmp_path / "export", SOURCE.format(modulus=3))
     port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "serve_envs", "--port", str(port), "--from",
-         str(export)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    server = serve_envs_start("--port", str(port), "--from", str(export))
     try:
-        line = server.stdout.readline()
-        assert line.startswith(b"serving "), server.stderr.read()[-2000:] \
-            if server.poll() is not None else line
         check_bodies_refused(server.pid, port, "/reset", cap=MAX_MESSAGE_BYTES)
         answer, sock = declared_post(port, "/reset", length=DECLARED)
         sock.close()

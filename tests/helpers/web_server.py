@@ -31,3 +31,31 @@ def memory_kib(pid: int, field: str) -> int:
     """A field of /proc/PID/status in KiB: VmRSS now, VmHWM the peak."""
     status = Path(f"/proc/{pid}/status").read_text()
     return int(re.search(rf"^{field}:\s+(\d+) kB", status, re.M).group(1))
+
+
+def serve_envs_start(*args: str) -> subprocess.Popen:
+    """Start `manage.py serve_envs ARGS`; return once it listens (its first line says so)."""
+    import sys
+
+    server = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "serve_envs", *args],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    line = server.stdout.readline()
+    if not line.startswith(b"serving "):
+        server.kill()
+        raise AssertionError(server.communicate()[1][-2000:].decode())
+    return server
+
+
+def one_design_export(out: Path, source: str) -> Path:
+    """An envduels-v1 export of one design, for `serve_envs --from`."""
+    import uuid
+
+    from duels.analytics.designs import content_hash
+    from duels.exchange.trainers.envduels_v1 import envduels_v1_write
+    from duels.selectors.training_sets import TrainingItem
+
+    design = content_hash(source)
+    item = TrainingItem(design=design, environment=str(uuid.uuid4()), title="Served",
+                        author="tester", family="test", source=source, content_hash=design,
+                        max_steps=None, hint=None, cluster=design, training={"environments": []})
+    return envduels_v1_write(items=[item], out=out)
