@@ -347,6 +347,9 @@ ENVDUELS_IMPORT_UPLOAD_MAX_MB = env_int("ENVDUELS_IMPORT_UPLOAD_MAX_MB", 64, min
 ENVDUELS_QUERY_TIMEOUT_MS = env_int("ENVDUELS_QUERY_TIMEOUT_MS", 5000, minimum=100)
 ENVDUELS_SEARCH_RATE_PER_MINUTE = env_int("ENVDUELS_SEARCH_RATE_PER_MINUTE", 20, minimum=1)
 ENVDUELS_API_RATE_PER_MINUTE = env_int("ENVDUELS_API_RATE_PER_MINUTE", 120, minimum=1)
+# Trainer-package downloads (/flywheel/export/…): per user a minute, and built at once per process.
+ENVDUELS_PACKAGE_RATE_PER_MINUTE = env_int("ENVDUELS_PACKAGE_RATE_PER_MINUTE", 2, minimum=1)
+ENVDUELS_PACKAGE_BUILDS_AT_ONCE = env_int("ENVDUELS_PACKAGE_BUILDS_AT_ONCE", 1, minimum=1)
 # A running episode whose worker has not renewed its lease for this long is resumed elsewhere.
 ENVDUELS_LEASE_SECONDS = env_int("ENVDUELS_LEASE_SECONDS", 30, minimum=2)
 # Infrastructure faults (provider down after the retries, sandbox backend gone, database lost)
