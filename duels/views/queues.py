@@ -123,10 +123,11 @@ def queue_new_page(request: HttpRequest) -> HttpResponse:
                   status=400 if form.errors else 200)
 
 
-def _side(environment) -> dict:
-    """What the work page shows of one design: figures, hints and source with its notes."""
+def _side(environment, design: str) -> dict:
+    """What the work page shows of one design: figures, hints and source with its notes; only
+    its hash when no copy is stored here (a queue imported without its environments)."""
     if environment is None:
-        return {}
+        return {"missing": design}
     return {"environment": environment, "hints": list(environment.hints.all()),
             "card": environment_card(outcomes=environment_outcomes(environment=environment)),
             "source_lines": environment_source_lines(environment=environment),
@@ -182,8 +183,8 @@ def queue_work_page(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
             "values": (answer_values_from_post(rubric=queue.rubric, post=posted) if posted
                        else (answer.values if answer else {})),
             "choice": (posted or {}).get("choice") or (answer.choice if answer else ""),
-            "left": _side(representatives.get(design)),
-            "right": _side(representatives.get(design_b)) if design_b else None,
+            "left": _side(representatives.get(design), design),
+            "right": _side(representatives.get(design_b), design_b) if design_b else None,
             "skip_url": _work_url(queue, after=index),
             "back_index": queue_previous_index(queue=queue, user=request.user, before=index),
             "pair_question": queue.rubric.question(queue.pair_question)
