@@ -49,6 +49,7 @@ from duels.services.annotation_access import (
     rubric_can_edit,
 )
 from duels.services.answers import AnswerError, adjudication_save, answer_save
+from duels.services.queue_results import AGREEMENT, RANKING, queue_results
 from duels.services.queues import QueueError, queue_create, queue_set_annotators
 from duels.services.rubrics import RubricError, rubric_create, rubric_revise
 from duels.views.errors import param_int
@@ -207,10 +208,15 @@ def queue_results_page(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
                "can_manage": queue_can_manage(user=request.user),
                "can_annotate": queue_can_annotate(queue=queue, user=request.user),
                "annotators": list(queue.annotators.order_by("username"))}
+    # Computed once per revision of the answers (duels/services/queue_results.py).
     if queue.is_pairwise:
-        context["ranking"] = queue_ranking(queue=queue)
+        figures, current = queue_results(queue=queue, kind=RANKING)
+        context["ranking"] = queue_ranking(queue=queue, figures=figures, viewer=request.user)
     else:
-        context["agreement"] = queue_agreement(queue=queue)
+        figures, current = queue_results(queue=queue, kind=AGREEMENT)
+        context["agreement"] = (queue_agreement(queue=queue, figures=figures,
+                                                viewer=request.user) if figures else None)
+    context["figures_current"] = current
     return render(request, "duels/queues/results.html", context)
 
 
