@@ -361,6 +361,10 @@ ENVDUELS_INFRA_BACKOFF_MAX_SECONDS = env_int("ENVDUELS_INFRA_BACKOFF_MAX_SECONDS
 # Task worker supervisors renew a heartbeat row per worker this often; a worker silent for three
 # beats is dead and its task rows are reaped (manage.py worker, manage.py serve).
 ENVDUELS_WORKER_HEARTBEAT_SECONDS = env_int("ENVDUELS_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
+# Proof after play: every episode is replayed in a fresh sandbox (clocks moved), checked against
+# its paired episode and searched for the hint before it ends (docs/environments.md). Off only
+# to measure what it costs (benchmarks/tournament_bench.py --replay-pairs).
+ENVDUELS_PROOF_AFTER_PLAY = env_bool("ENVDUELS_PROOF_AFTER_PLAY", True)
 # Per-episode budgets: an episode that spends more ends as failed with its own reason.
 ENVDUELS_EPISODE_TOKEN_BUDGET = env_int("ENVDUELS_EPISODE_TOKEN_BUDGET", 400_000, minimum=1)
 ENVDUELS_EPISODE_TIME_BUDGET_SECONDS = env_int(

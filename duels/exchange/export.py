@@ -137,6 +137,9 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         # Absent, a side without an environment or with an invalid one is forfeited.
         _f("forfeit_a", "str", nullable=True),
         _f("forfeit_b", "str", nullable=True),
+        # Optional: why a side was voided after play, "" when it was not (absent: not voided).
+        _f("void_a", "str", nullable=True),
+        _f("void_b", "str", nullable=True),
     ),
     "episode": (
         _ref("duel", "duel", nullable=True),

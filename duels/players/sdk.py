@@ -227,8 +227,9 @@ class SDKPlayer(ChatPlayer):
             return reading, round((time.monotonic() - started) * 1000)
 
         (reading, latency_ms), retries = call_with_retries(attempt, policy=self.policy)
-        if not reading.text.strip() and not reading.tool_calls:
-            raise PlayerError(f"{self.who} returned an empty reply")
+        # A reply with no content (reasoning only, or the token limit reached before any text)
+        # is still the model's reply: the reader makes it that turn's format error. Only no
+        # reply at all (the errors above) is the infrastructure's.
         action, action_error = (
             action_from_tool_calls(list(reading.tool_calls)) if action_tool else (None, "")
         )

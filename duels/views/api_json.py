@@ -76,6 +76,8 @@ def duel_json(duel: Duel, *, staff: bool = False) -> dict[str, Any]:
             "setter_score": getattr(duel, f"setter_score_{name}"),
             "flips": getattr(duel, f"flips_{name}"),
             "forfeit_reason": getattr(duel, f"forfeit_{name}") or None,
+            "voided": bool(getattr(duel, f"void_{name}")),
+            "void_reason": getattr(duel, f"void_{name}") or None,
         }
 
     return {

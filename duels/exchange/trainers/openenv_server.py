@@ -218,19 +218,15 @@ class EnvServer:
                 return
             if not message.get("more_body"):
                 break
+        if await self.http_route(method, path, body, send):
+            return
         if method == "GET" and path == "/health":
             await self.reply(send, 200, {"status": "healthy", "sessions": len(self.sessions),
                                          "max_sessions": self.max_sessions})
         elif method == "GET" and path == "/schema":
-            await self.reply(send, 200, {"action": ACTION_SCHEMA,
-                                         "observation": OBSERVATION_SCHEMA,
-                                         "state": STATE_SCHEMA})
+            await self.reply(send, 200, self.schema())
         elif method == "GET" and path == "/metadata":
-            await self.reply(send, 200, {
-                "name": "envduels", "description": "EnvDuels environment designs, each "
-                "session in its own sandbox", "default_design": self.default.id,
-                "designs": [{"id": d.id, "title": d.title, "max_steps": d.max_steps}
-                            for d in self.designs.values()]})
+            await self.reply(send, 200, self.metadata())
         elif method == "GET" and path == "/state":
             await self.reply(send, 200, EnvSession(number=0).state())
         elif method == "POST" and path == "/reset":
@@ -241,13 +237,31 @@ class EnvServer:
         else:
             await self.reply(send, 404, {"detail": f"no route {method} {path}"})
 
+    async def http_route(self, method: str, path: str, body: bytes, send) -> bool:
+        """A route of a subclass's own; True when it answered the request."""
+        return False
+
+    def schema(self) -> dict[str, Any]:
+        return {"action": ACTION_SCHEMA, "observation": OBSERVATION_SCHEMA,
+                "state": STATE_SCHEMA}
+
+    def metadata(self) -> dict[str, Any]:
+        return {"name": "envduels", "description": "EnvDuels environment designs, each session "
+                "in its own sandbox", "default_design": self.default.id,
+                "designs": [{"id": d.id, "title": d.title, "max_steps": d.max_steps}
+                            for d in self.designs.values()]}
+
+    def full(self) -> bool:
+        """Every slot is taken: by open sessions and stateless resets together."""
+        return len(self.sessions) + self.stateless_resets >= self.max_sessions
+
+    def capacity_message(self) -> str:
+        return f"all {self.max_sessions} sessions are in use; retry later or add a replica"
+
     def refusal(self, client: str) -> str:
         """Why a new session or stateless reset from `client` is refused ("" when it is not):
-        every slot is taken, by open sessions and stateless resets together, or this
-        address holds its share."""
-        if len(self.sessions) + self.stateless_resets >= self.max_sessions:
-            return f"all {self.max_sessions} sessions are in use; retry later or add a replica"
-        return self.clients.refusal(client)
+        every slot is taken, or this address holds its share."""
+        return self.capacity_message() if self.full() else self.clients.refusal(client)
 
     async def http_reset(self, body: bytes, send, client: str = "unknown") -> None:
         refused = self.refusal(client)

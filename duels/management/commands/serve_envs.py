@@ -1,4 +1,5 @@
 """manage.py serve_envs --port N [set options | --design HASH ... | --from DIR]
+manage.py serve_envs --role setter --solvers A,B --seeds K [--concurrency N] [--cost-cap USD]
 
 Serves designs as an OpenEnv environment server (docs/flywheel.md): the curated training set
 chosen by the set options (as `manage.py training_set`), the designs named by --design (a
@@ -8,6 +9,10 @@ sessions open at once (--max-sessions-per-client from one address, which may res
 --resets-per-minute times a minute), --max-buffer-kb cuts a session whose client does not read,
 and --idle-timeout closes one that plays nothing. Prints one line
 `serving N designs on http://HOST:PORT` when it listens (--port 0 picks a free port).
+
+With --role setter it serves the setter's seat instead: each session's one action is a whole
+setter answer, its reward the answer's setter score as the named solver players measure it on
+seeds 0..K-1 in both conditions (duels/engine/setter_seat.py).
 """
 
 from __future__ import annotations
@@ -52,6 +57,19 @@ class Command(BaseCommand):
                                  "a step.")
         parser.add_argument("--backend", default="auto",
                             help="Sandbox backend: auto, docker, bwrap or unshare.")
+        parser.add_argument("--role", choices=["solver", "setter"], default="solver",
+                            help="solver: play designs (default); setter: the action is a "
+                                 "setter answer, rewarded by its measured setter score.")
+        parser.add_argument("--solvers", default="",
+                            help="setter: the solver players that measure an answer, by name "
+                                 "(comma-separated).")
+        parser.add_argument("--seeds", type=int, default=4,
+                            help="setter: seeds 0..K-1 per solver and condition (default 4).")
+        parser.add_argument("--concurrency", type=int, default=4,
+                            help="setter: plays of one answer run at once (default 4).")
+        parser.add_argument("--cost-cap", type=float, default=None,
+                            help="setter: USD the solvers' calls may cost in all; past it a "
+                                 "reward is an error.")
         add_set_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -69,6 +87,9 @@ class Command(BaseCommand):
             raise CommandError("--max-sessions, --max-sessions-per-client and "
                                "--resets-per-minute need ≥ 1, --max-buffer-kb ≥ 64 and "
                                "--idle-timeout > 0")
+        if options["role"] == "setter":
+            self.serve_setter(options)
+            return
         try:
             backend = resolve_backend(options["backend"])
             if options["export"]:
@@ -91,7 +112,39 @@ class Command(BaseCommand):
         self.run(application, host=options["host"], port=options["port"],
                  buffer_bytes=options["max_buffer_kb"] * 1024)
 
-    def run(self, application, *, host: str, port: int, buffer_bytes: int) -> None:
+    def serve_setter(self, options: dict[str, Any]) -> None:
+        from django.conf import settings
+
+        from duels.engine.setter_seat import SeatSpend, SetterSeat
+        from duels.exchange.trainers.setter_server import SetterServer
+        from duels.models import Player
+
+        names = [name.strip() for name in options["solvers"].split(",") if name.strip()]
+        if not names:
+            raise CommandError("--role setter needs --solvers A,B (solver players by name)")
+        players = {player.name: player for player in Player.objects.filter(name__in=names)}
+        missing = [name for name in names if name not in players]
+        if missing:
+            raise CommandError(f"no player named {', '.join(missing)} (manage.py "
+                               "seed_builtin makes the built-in ones; list them on /players/)")
+        try:
+            settings.ENVDUELS_SANDBOX = resolve_backend(options["backend"])
+            seat = SetterSeat(solvers=[players[name] for name in names], seeds=options["seeds"],
+                              concurrency=options["concurrency"],
+                              spend=SeatSpend(cap=options["cost_cap"]))
+        except (ValueError, SandboxUnavailable) as error:
+            raise CommandError(str(error)) from error
+        application = SetterServer(seat=seat, max_sessions=options["max_sessions"],
+                                   idle_timeout=options["idle_timeout"],
+                                   backend=settings.ENVDUELS_SANDBOX)
+        application.clients.max_sessions = options["max_sessions_per_client"]
+        application.clients.resets_per_minute = options["resets_per_minute"]
+        self.run(application, host=options["host"], port=options["port"],
+                 buffer_bytes=options["max_buffer_kb"] * 1024,
+                 what=f"the setter's seat ({', '.join(names)} × {options['seeds']} seeds)")
+
+    def run(self, application, *, host: str, port: int, buffer_bytes: int,
+            what: str = "") -> None:
         from daphne.endpoints import build_endpoint_description_strings
 
         from duels.exchange.trainers.openenv_server import MAX_MESSAGE_BYTES
@@ -104,7 +157,7 @@ class Command(BaseCommand):
                 reactor.callLater(0.05, ready)
                 return
             bound = server.listening_addresses[0][1]
-            sys.stdout.write(f"serving {len(application.designs)} designs on "
+            sys.stdout.write(f"serving {what or f'{len(application.designs)} designs'} on "
                              f"http://{host}:{bound} (sandbox: {application.backend}, at most "
                              f"{application.max_sessions} sessions)\n")
             sys.stdout.flush()
