@@ -17,6 +17,7 @@ from duels.models.rubrics import (
     Answer,
     QuestionKind,
     QueueKind,
+    QueueResults,
     Rubric,
 )
 from duels.models.studies import Study
@@ -51,6 +52,7 @@ __all__ = [
     "QuestionKind",
     "Rubric",
     "QueueKind",
+    "QueueResults",
     "AnnotationQueue",
     "Answer",
     "Adjudication",
