@@ -8,7 +8,7 @@ from duels.models.annotations import STARTER_TAGS, Annotation, TargetKind
 from duels.models.common import DONE_STATUSES, Status
 from duels.models.duels import Duel, Outcome, Tournament
 from duels.models.environments import Environment, EnvironmentStatus, Hint, content_hash
-from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Step
+from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Proof, Step
 from duels.models.estimates import EnvironmentEstimate
 from duels.models.players import Player, Provider, builtin_player_uuid
 from duels.models.rubrics import (
@@ -17,6 +17,7 @@ from duels.models.rubrics import (
     Answer,
     QuestionKind,
     QueueKind,
+    QueueResults,
     Rubric,
 )
 from duels.models.studies import Study
@@ -43,6 +44,7 @@ __all__ = [
     "Condition",
     "EndReason",
     "Episode",
+    "Proof",
     "Step",
     "TargetKind",
     "STARTER_TAGS",
@@ -50,6 +52,7 @@ __all__ = [
     "QuestionKind",
     "Rubric",
     "QueueKind",
+    "QueueResults",
     "AnnotationQueue",
     "Answer",
     "Adjudication",
