@@ -62,6 +62,17 @@ def study_figures_refresh_task(study_uuid: str) -> int:
     return study_figures_refresh_by_uuid(study_uuid=study_uuid)
 
 
+@task(queue_name="analytics")
+def queue_results_task(queue_uuid: str, kind: str) -> str:
+    from duels.models import AnnotationQueue
+    from duels.services.queue_results import queue_results_compute
+
+    queue = AnnotationQueue.objects.filter(uuid=queue_uuid).first()
+    if queue is not None:
+        queue_results_compute(queue=queue, kind=kind)
+    return kind
+
+
 tasks_register(
     tournament_drive=tournament_drive_task,
     duel_drive=duel_drive_task,
@@ -69,4 +80,5 @@ tasks_register(
     stale_work_sweep=stale_work_sweep_task,
     analytics_refresh=analytics_refresh_task,
     study_figures_refresh=study_figures_refresh_task,
+    queue_results=queue_results_task,
 )

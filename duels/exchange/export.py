@@ -18,6 +18,7 @@ from uuid import UUID
 from django.db import models
 from django.db.models import Prefetch, QuerySet
 
+from duels.error_text import error_for_reader
 from duels.exchange.identities import author_plain_name
 from duels.models import (
     Adjudication,
@@ -381,6 +382,8 @@ def exchange_records(kind: str, queryset: QuerySet, *,
             record["author"] = author_plain_name(record["author"])
         elif kind == "player" and not player_servers:
             record.update(PLAYER_SERVER_FIELDS)
+        elif kind == "episode" and not player_servers:  # errors name the servers too
+            record["error"] = error_for_reader(record["error"], staff=False)
         yield record
 
 

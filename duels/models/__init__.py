@@ -17,6 +17,7 @@ from duels.models.rubrics import (
     Answer,
     QuestionKind,
     QueueKind,
+    QueueResults,
     Rubric,
 )
 from duels.models.studies import SlotPhase, Study, StudySlot
@@ -53,6 +54,7 @@ __all__ = [
     "QuestionKind",
     "Rubric",
     "QueueKind",
+    "QueueResults",
     "AnnotationQueue",
     "Answer",
     "Adjudication",

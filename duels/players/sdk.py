@@ -119,8 +119,10 @@ def failure_from_sdk_error(
             f"{who}: {url} answered with a body that is not valid JSON "
             "for this API (is base_url pointing at the right server?)"
         )
+    # "… from URL: detail", as above: readers other than staff see neither (error_text.py).
     return PlayerError(
-        f"{who}: {type(exc).__name__}: {secret_scrub(str(exc))[:ERROR_DETAIL_CHARS]}"
+        f"{who}: {type(exc).__name__} from {url}: "
+        f"{secret_scrub(str(exc))[:ERROR_DETAIL_CHARS]}"
     )
 
 

@@ -47,8 +47,9 @@ INTERVAL_METHODS = {
               "(solver figures) or within the model's own versions of each domain (design, "
               "hint authoring), Rao–Wu rescaled, draws widened by t(df)/z with df = versions "
               "− strata, percentile",
-    "environments": "bootstrap over the version's seeds, Rao–Wu rescaled, widened by "
-                    "t(seeds − 1)/z, percentile",
+    "environments": "Student's t over the version's seeds, estimate ± t(seeds − 1)·se with "
+                    "the delta method's spread of the seeds; Wilson where every seed passed or "
+                    "every seed failed",
     "pairs": "Wilson score interval (pass rates, rescue, harm); Newcombe hybrid score "
              "interval (hint gain)",
     "hardening": "bootstrap over slots within domains, Rao–Wu rescaled, widened by t(df)/z, "
@@ -128,7 +129,6 @@ def field_figures(*, versions: Sequence[FieldVersion], plays: Sequence[FieldPlay
     rng = {part: np.random.default_rng([rng_seed, i]) for i, part in enumerate(PARTS)}
     by_version = version_figures(field, tallies, peers,
                                  intervals=intervals and "environments" in parts,
-                                 resamples=resamples, rng=rng["environments"],
                                  scored=bool({"environments", "hardening"} & set(parts)))
     final = np.array([version.final for version in field.versions], dtype=bool)
     result: dict = {part: [] for part in PARTS}
@@ -167,9 +167,14 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
               if is_final]
     domain_names = sorted({version.domain for version in finals})
     domain_index = {name: i for i, name in enumerate(domain_names)}
+    domains = [v.domain for v in finals]
+    authors = [v.author for v in finals]
+    by_author = author_strata(domains, authors)
+    strata_author = by_author.strata
     inputs = ModelInputs(
-        domains=np.array([domain_index[v.domain] for v in finals], dtype=np.int64),
-        domain_names=domain_names,
+        domains=np.array([domain_index[domain] for domain in domains], dtype=np.int64),
+        domain_names=domain_names, author_groups=by_author.groups,
+        author_group_weight=by_author.group_weight, author_unit_weight=by_author.unit_weight,
         own=own_mask(field)[final].T,
         counts={name: getattr(tallies, name)[final].T for name in (
             "unhinted_successes", "unhinted_attempted", "hinted_successes",
@@ -186,10 +191,7 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
         else np.full(len(names), np.nan))
     bounds: dict = {}
     if intervals and len(finals) and len(names):
-        domains = [v.domain for v in finals]
-        authors = [v.author for v in finals]
         strata_solver = solver_strata(domains, authors)
-        strata_author = author_strata(domains, authors)
         # Each resampling sees the versions sorted by its strata (and the solver's by domain
         # first): its sums over strata and domains then need no copy of the draws.
         order_solver = np.lexsort((strata_solver, inputs.domains))
@@ -207,7 +209,8 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
         masks = estimate["masks"]
         bounds = model_intervals(
             model_figures(solver_inputs, weights_solver, only=solver_figures)["figures"],
-            model_figures(author_inputs, weights_author, only=AUTHOR_FIGURES)["figures"],
+            model_figures(author_inputs, weights_author, only=AUTHOR_FIGURES,
+                          grouped=True)["figures"],
             {name: mask[:, order_author if name in AUTHOR_FIGURES else order_solver]
              for name, mask in masks.items()},
             estimate["shares"], weights_solver, weights_author, strata_solver, strata_author,

@@ -54,49 +54,41 @@ def field_build(*, versions: Sequence, plays: Sequence, models: Sequence) -> Fie
         if model.name in solver_index:
             raise ValueError(f"model {model.name} is listed twice")
         solver_index[model.name] = i
-    keys: list[dict[tuple[int, int], None]] = [{} for _ in versions]
-    kept_v, kept_s, kept_key, kept_hinted, kept_success = [], [], [], [], []
-    ignored = 0
-    for play in plays:
-        v, s = version_index.get(play.version), solver_index.get(play.solver)
-        if v is None or s is None:
-            ignored += 1
-            continue
-        key = (play.seed, getattr(play, "trial", 0))
-        keys[v][key] = None
-        kept_v.append(v)
-        kept_s.append(s)
-        kept_key.append(key)
-        kept_hinted.append(bool(play.hinted))
-        kept_success.append(bool(play.success))
-    width = max(1, max((len(k) for k in keys), default=0))
-    # Keys and seeds in sorted order, so that a field's arrays do not depend on play order.
-    key_column: list[dict[tuple[int, int], int]] = []
+    # One pass over the plays, then arrays: a study passes thousands.
+    rows = [(version_index.get(play.version, -1), solver_index.get(play.solver, -1), play.seed,
+             getattr(play, "trial", 0), bool(play.hinted), bool(play.success)) for play in plays]
+    seed_values = sorted({row[2] for row in rows})
+    seed_code = {seed: i for i, seed in enumerate(seed_values)}
+    table = np.array([(v, s, seed_code[seed], trial, hinted, success)
+                      for v, s, seed, trial, hinted, success in rows],
+                     dtype=np.int64).reshape(-1, 6)
+    kept_rows = (table[:, 0] >= 0) & (table[:, 1] >= 0)
+    ignored = int((~kept_rows).sum())
+    v, s, seed, trial, hinted, success = table[kept_rows].T
+    # Each version's keys (seed, trial) and seeds in sorted order: a field's arrays do not
+    # depend on the plays' order.
+    keys, key_of = np.unique(np.stack([v, seed, trial]), axis=1, return_inverse=True)
+    key_of = key_of.reshape(-1)
+    key_start = np.searchsorted(keys[0], keys[0], side="left")
+    key_column = np.arange(keys.shape[1]) - key_start
+    seeds, seed_of_key = np.unique(keys[:2], axis=1, return_inverse=True)
+    seed_start = np.searchsorted(seeds[0], seeds[0], side="left")
+    seed_column = (np.arange(seeds.shape[1]) - seed_start)[seed_of_key.reshape(-1)]
+    width = max(1, int(key_column.max(initial=-1)) + 1)
     key_seed = np.full((len(versions), width), -1, dtype=np.int64)
-    seed_count = np.zeros(len(versions), dtype=np.int64)
-    for v, version_keys in enumerate(keys):
-        ordered = sorted(version_keys)
-        seed_column = {seed: j for j, seed in enumerate(sorted({seed for seed, _ in ordered}))}
-        seed_count[v] = len(seed_column)
-        key_column.append({key: k for k, key in enumerate(ordered)})
-        for k, key in enumerate(ordered):
-            key_seed[v, k] = seed_column[key[0]]
+    key_seed[keys[0], key_column] = seed_column
+    seed_count = np.bincount(seeds[0], minlength=len(versions)).astype(np.int64)
     shape = (len(versions), len(models), width)
-    columns = np.array([key_column[v][key] for v, key in zip(kept_v, kept_key, strict=True)],
-                       dtype=np.int64)
-    hinted = np.array(kept_hinted, dtype=bool)
-    flat = ((np.array(kept_v, dtype=np.int64) * shape[1] + np.array(kept_s, dtype=np.int64))
-            * shape[2] + columns) * 2 + hinted
+    flat = ((v * shape[1] + s) * shape[2] + key_column[key_of]) * 2 + hinted
     unique, first, counts = np.unique(flat, return_index=True, return_counts=True)
     if len(unique) < len(flat):
         i = first[np.argmax(counts > 1)]
-        condition = "hinted" if kept_hinted[i] else "unhinted"
-        version = versions[kept_v[i]]
+        version = versions[v[i]]
         raise ValueError(
-            f"two {condition} plays of {version.id or version.uuid} by {models[kept_s[i]].name} "
-            f"on seed {kept_key[i][0]} (trial {kept_key[i][1]})")
+            f"two {'hinted' if hinted[i] else 'unhinted'} plays of {version.id or version.uuid}"
+            f" by {models[s[i]].name} on seed {seed_values[seed[i]]} (trial {trial[i]})")
     both = np.full((*shape, 2), ABSENT, dtype=np.int8)
-    both.reshape(-1)[flat] = np.array(kept_success, dtype=np.int8)
+    both.reshape(-1)[flat] = success.astype(np.int8)
     kept = flat
     return Field(
         versions=tuple(versions), models=tuple(models),

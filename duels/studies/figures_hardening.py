@@ -7,7 +7,8 @@ and the peer discrimination. Each figure's before, after and change (after − b
 domain-balanced means over the slots where it is defined in both versions. `first_to_final`
 compares each slot's final version with its first the same way (a slot whose revisions all
 failed validation counts with its first version final: no change). Intervals: a studentized
-bootstrap over slots within domains (duels/studies/figures_resampling.py).
+bootstrap over slots within each author's slots of each domain
+(duels/studies/figures_resampling.py).
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import numpy as np
 from duels.studies.figures_field import Field
 from duels.studies.figures_models import balanced
 from duels.studies.figures_resampling import (
-    author_strata,
     degrees_of_freedom,
     linearised_variance,
     pair,
+    solver_strata,
     stratified_counts,
     studentized_interval,
 )
@@ -32,13 +33,15 @@ FIGURES = ("p_unhinted", "setter_score", "peer_discrimination")
 def _compare(pairs: list[tuple[int, int]], field: Field, values: dict, *, intervals: bool,
              resamples: int, rng: np.random.Generator) -> dict:
     """Before / after / change of each figure over (parent, child) version pairs."""
-    domain_names = sorted({field.versions[child].domain for _, child in pairs})
-    index = {name: i for i, name in enumerate(domain_names)}
-    domains = np.array([index[field.versions[child].domain] for _, child in pairs])
     parents = np.array([parent for parent, _ in pairs])
     children = np.array([child for _, child in pairs])
     weights = np.ones((1, len(pairs)))
-    strata = author_strata([field.versions[c].domain for c in children], [None] * len(pairs))
+    domain_of = [field.versions[c].domain for c in children]
+    names = sorted(set(domain_of))
+    domains = np.array([names.index(domain) for domain in domain_of], dtype=np.int64)
+    # Slots are resampled within each author's slots of each domain, as a solver's figures:
+    # the field's authors are who they are, only their environments are drawn.
+    strata = solver_strata(domain_of, [field.versions[c].author for c in children])
     if intervals:
         weights = np.vstack([weights, stratified_counts(rng, strata, resamples)])
     row: dict = {"slots": len(pairs), "intervals": {}}
@@ -49,8 +52,8 @@ def _compare(pairs: list[tuple[int, int]], field: Field, values: dict, *, interv
         for part, part_values, bounds in (("before", before, (0.0, 1.0)),
                                           ("after", after, (0.0, 1.0)),
                                           ("change", after - before, (-1.0, 1.0))):
-            figure, _, influence = balanced(part_values[None, :], mask, domains,
-                                            len(domain_names), weights)
+            figure, _, influence = balanced(part_values[None, :], mask, domains, len(names),
+                                            weights)
             key = f"{name}_{part}"
             estimate = figure[0, 0]
             row[key] = float(estimate) if np.isfinite(estimate) else None

@@ -32,6 +32,7 @@ from duels.studies.figures_resampling import (
 )
 
 CONDITIONS = ("without_hint", "with_hint")
+AUTHOR_FIGURES = ("design", "hint_authoring")
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,10 @@ class ModelInputs:
 
     domains: np.ndarray  # (F,) domain index
     domain_names: list[str]
+    # An author's figures, resampled, balance over these groups (collapsed domains: one group).
+    author_groups: np.ndarray  # (F,)
+    author_group_weight: np.ndarray  # (G,)
+    author_unit_weight: np.ndarray  # (F,)
     own: np.ndarray  # (M, F) the model wrote the version
     counts: dict  # name → (M, F) the model's tallies on each final version
     discrimination: np.ndarray  # (F,) peer discrimination
@@ -50,6 +55,9 @@ def inputs_in_order(inputs: ModelInputs, order: np.ndarray) -> ModelInputs:
     """The same inputs with the versions in `order` (resampling strata side by side make the
     bootstrap's sums over strata contiguous)."""
     return ModelInputs(domains=inputs.domains[order], domain_names=inputs.domain_names,
+                       author_groups=inputs.author_groups[order],
+                       author_group_weight=inputs.author_group_weight,
+                       author_unit_weight=inputs.author_unit_weight[order],
                        own=inputs.own[:, order],
                        counts={name: value[:, order] for name, value in inputs.counts.items()},
                        discrimination=inputs.discrimination[order],
@@ -57,28 +65,36 @@ def inputs_in_order(inputs: ModelInputs, order: np.ndarray) -> ModelInputs:
 
 
 def balanced(values: np.ndarray, mask: np.ndarray, domains: np.ndarray, domain_count: int,
-             weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+             weights: np.ndarray, domain_weight: np.ndarray | None = None,
+             unit_weight: np.ndarray | None = None,
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Domain-balanced means per resample and model (R, M), the per-domain means (R, M, D) and
     each version's influence on the figure (R, M, F): ∂figure/∂weight.
 
     Each domain's mean is over the masked versions (weighted); the figure is the mean over the
-    domains that have one. `values` and `mask` are (M, F), `weights` (R, F).
+    domains that have one, each weighing `domain_weight` (default 1), each version within its
+    domain `unit_weight` (default 1; see `author_strata` for groups of collapsed domains).
+    `values` and `mask` are (M, F), `weights` (R, F).
     """
     count = max(domain_count, 1)
-    taken = np.where(mask, np.nan_to_num(values), 0.0)
+    omega = np.ones(count) if domain_weight is None else np.asarray(domain_weight, dtype=float)
+    unit = np.ones(len(domains)) if unit_weight is None else unit_weight
+    weighed = mask * unit[None, :]
+    taken = np.where(mask, np.nan_to_num(values), 0.0) * weighed
     numerator = group_sums(weights[:, None, :] * taken[None], domains, count)
-    denominator = group_sums(weights[:, None, :] * mask[None], domains, count)
+    denominator = group_sums(weights[:, None, :] * weighed[None], domains, count)
     per_domain = ratio(numerator, denominator)
     present = np.isfinite(per_domain)
-    domains_present = present.sum(axis=-1)
+    total_weight = (present * omega).sum(axis=-1)
     with np.errstate(invalid="ignore"):
-        figure = np.where(domains_present > 0,
-                          np.nansum(per_domain, axis=-1) / np.maximum(domains_present, 1),
-                          np.nan)
-    # ∂/∂w_f of (1/D') Σ_d A_d / B_d is (x_f − A_d/B_d) / (B_d · D') for f in domain d.
-    scale = ratio(1.0, denominator * np.maximum(domains_present, 1)[..., None])
-    influence = np.where(mask[None], (taken[None] - np.nan_to_num(per_domain)[:, :, domains])
-                         * np.nan_to_num(scale)[:, :, domains], 0.0)
+        figure = np.where(total_weight > 0,
+                          (np.nan_to_num(per_domain) * omega).sum(axis=-1)
+                          / np.maximum(total_weight, 1e-300), np.nan)
+    # ∂/∂w_f of Σ_d ω_d A_d / B_d / Σ ω is ω_d (x_f − A_d/B_d) / (B_d · Σ ω), f in domain d.
+    scale = ratio(omega, denominator * np.maximum(total_weight, 1e-300)[..., None])
+    values_taken = np.where(mask, np.nan_to_num(values), 0.0)
+    influence = (weighed[None] * (values_taken[None] - np.nan_to_num(per_domain)[:, :, domains])
+                 * np.nan_to_num(scale)[:, :, domains])
     return figure, per_domain, influence
 
 
@@ -98,10 +114,11 @@ def pooled(numerator: np.ndarray, denominator: np.ndarray, mask: np.ndarray,
 
 
 def model_figures(inputs: ModelInputs, weights: np.ndarray,
-                  only: tuple[str, ...] | None = None) -> dict:
+                  only: tuple[str, ...] | None = None, *, grouped: bool = False) -> dict:
     """Every per-model figure (or those named in `only`) for `weights` (R, F): name → (figure
     (R, M), influence (R, M, F)); the per-domain means, each figure's versions (masks), the
-    common panel and the pooled counts of the shares."""
+    common panel and the pooled counts of the shares. `grouped`: an author's figures balance
+    over its resampling groups (the same figure; see `author_strata`)."""
     c, own = inputs.counts, inputs.own
     domains, count = inputs.domains, len(inputs.domain_names)
     played = c["unhinted_attempted"] > 0
@@ -118,8 +135,12 @@ def model_figures(inputs: ModelInputs, weights: np.ndarray,
                          ("design", np.broadcast_to(inputs.discrimination, own.shape)),
                          ("hint_authoring", np.broadcast_to(inputs.hint_effect, own.shape))):
         if only is None or name in only:
-            figure, per_domain[name], influence = balanced(values, masks[name], domains,
-                                                           count, weights)
+            by_group = grouped and name in AUTHOR_FIGURES
+            figure, per_domain[name], influence = balanced(
+                values, masks[name], inputs.author_groups if by_group else domains,
+                len(inputs.author_group_weight) if by_group else count, weights,
+                inputs.author_group_weight if by_group else None,
+                inputs.author_unit_weight if by_group else None)
             figures[name] = (figure, influence)
     pooled_figures = [(f"{scope}_{condition}", f"{prefix}_successes", f"{prefix}_attempted",
                        scope_mask)
@@ -146,7 +167,6 @@ def model_figures(inputs: ModelInputs, weights: np.ndarray,
 
 BOUNDS = {"hint_gain": (-1.0, 1.0), "hint_authoring": (-1.0, 1.0),
           "hint_gain_delta_vs_solver": (-2.0, 2.0)}
-AUTHOR_FIGURES = ("design", "hint_authoring")
 
 
 def model_intervals(figures_solver: dict, figures_author: dict, masks: dict, shares: dict,

@@ -49,6 +49,7 @@ from duels.services.annotation_access import (
     rubric_can_edit,
 )
 from duels.services.answers import AnswerError, adjudication_save, answer_save
+from duels.services.queue_results import AGREEMENT, RANKING, queue_results
 from duels.services.queues import QueueError, queue_create, queue_set_annotators
 from duels.services.rubrics import RubricError, rubric_create, rubric_revise
 from duels.views.errors import param_int
@@ -123,10 +124,11 @@ def queue_new_page(request: HttpRequest) -> HttpResponse:
                   status=400 if form.errors else 200)
 
 
-def _side(environment) -> dict:
-    """What the work page shows of one design: figures, hints and source with its notes."""
+def _side(environment, design: str) -> dict:
+    """What the work page shows of one design: figures, hints and source with its notes; only
+    its hash when no copy is stored here (a queue imported without its environments)."""
     if environment is None:
-        return {}
+        return {"missing": design}
     return {"environment": environment, "hints": list(environment.hints.all()),
             "card": environment_card(outcomes=environment_outcomes(environment=environment)),
             "source_lines": environment_source_lines(environment=environment),
@@ -182,8 +184,8 @@ def queue_work_page(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
             "values": (answer_values_from_post(rubric=queue.rubric, post=posted) if posted
                        else (answer.values if answer else {})),
             "choice": (posted or {}).get("choice") or (answer.choice if answer else ""),
-            "left": _side(representatives.get(design)),
-            "right": _side(representatives.get(design_b)) if design_b else None,
+            "left": _side(representatives.get(design), design),
+            "right": _side(representatives.get(design_b), design_b) if design_b else None,
             "skip_url": _work_url(queue, after=index),
             "back_index": queue_previous_index(queue=queue, user=request.user, before=index),
             "pair_question": queue.rubric.question(queue.pair_question)
@@ -206,10 +208,15 @@ def queue_results_page(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
                "can_manage": queue_can_manage(user=request.user),
                "can_annotate": queue_can_annotate(queue=queue, user=request.user),
                "annotators": list(queue.annotators.order_by("username"))}
+    # Computed once per revision of the answers (duels/services/queue_results.py).
     if queue.is_pairwise:
-        context["ranking"] = queue_ranking(queue=queue)
+        figures, current = queue_results(queue=queue, kind=RANKING)
+        context["ranking"] = queue_ranking(queue=queue, figures=figures, viewer=request.user)
     else:
-        context["agreement"] = queue_agreement(queue=queue)
+        figures, current = queue_results(queue=queue, kind=AGREEMENT)
+        context["agreement"] = (queue_agreement(queue=queue, figures=figures,
+                                                viewer=request.user) if figures else None)
+    context["figures_current"] = current
     return render(request, "duels/queues/results.html", context)
 
 

@@ -47,6 +47,7 @@ class SimulatedField:
     domain: np.ndarray  # (V,) domain index
     slot: np.ndarray  # (V,) slot number
     revision: np.ndarray  # (V,)
+    difficulty: np.ndarray  # (V,) the drawn difficulty b
 
 
 def planted_truth(*, players: int = 8, domains: int = 2) -> FieldTruth:
@@ -84,7 +85,7 @@ def simulate_field(truth: FieldTruth, rng: np.random.Generator, *, per_author: i
     outcomes = rng.random(logit.shape) < expit(logit)
     return SimulatedField(outcomes=outcomes, author=author, domain=domain,
                           slot=np.tile(np.arange(slots), rounds),
-                          revision=np.repeat(np.arange(rounds), slots))
+                          revision=np.repeat(np.arange(rounds), slots), difficulty=difficulty)
 
 
 def field_rows(truth: FieldTruth, field: SimulatedField) -> dict:
@@ -176,3 +177,45 @@ def field_coverage(truth: FieldTruth, *, studies: int, per_author: int, seeds: i
         count["coverage"] = count["hits"] / max(count["intervals"], 1)
         count["width"] = count["width"] / max(count["intervals"], 1)
     return tally
+
+
+def _peer_rates(truth: FieldTruth, author: int, difficulty: np.ndarray) -> np.ndarray:
+    """(peers, ..., draws) unhinted pass probabilities of the author's peers at `difficulty`
+    (any shape), over the fixed seed-effect draws."""
+    peers = np.delete(np.arange(len(truth.theta)), author)
+    seed = SEED_SD * _DRAWS[2]
+    eta = truth.craft[author] * (truth.theta[peers].reshape(-1, *[1] * difficulty.ndim)
+                                 - difficulty[None])
+    return expit(eta[..., None] + seed)
+
+
+def true_version_figures(truth: FieldTruth, field: SimulatedField) -> dict[str, np.ndarray]:
+    """Each simulated version's true field unhinted pass rate and peer discrimination: their
+    expectations over seeds, given the version's drawn difficulty."""
+    p_unhinted, discrimination = np.empty(len(field.author)), np.empty(len(field.author))
+    for v, (author, difficulty) in enumerate(zip(field.author, field.difficulty,
+                                                 strict=True)):
+        p = _peer_rates(truth, author, np.array(difficulty))
+        n, total = p.shape[0], p.sum(axis=0)
+        p_unhinted[v] = p.mean()
+        discrimination[v] = ((n * total - (p * (1 - p)).sum(axis=0) - total ** 2)
+                             / (n * n // 4)).mean()
+    return {"p_unhinted": p_unhinted, "peer_discrimination": discrimination}
+
+
+def true_hardening_change(truth: FieldTruth, *, shift: float) -> float:
+    """The true domain-balanced change of the field's unhinted pass rate when every
+    environment is revised `shift` harder, over the environments the authors would write
+    (each drawn difficulty paired with one seed effect)."""
+    players, domains = len(truth.theta), len(truth.domain_mean)
+    z_b, _, z_seed = _DRAWS
+    changes = np.empty((players, domains))
+    for author in range(players):
+        peers = np.delete(np.arange(players), author)
+        for domain in range(domains):
+            b = truth.domain_mean[domain] + truth.offset[author] + DIFFICULTY_SD * z_b
+            eta = truth.craft[author] * (truth.theta[peers][:, None] - b[None]) + (
+                SEED_SD * z_seed[None])
+            changes[author, domain] = (expit(eta - truth.craft[author] * shift).mean()
+                                       - expit(eta).mean())
+    return float(changes.mean(axis=0).mean())
