@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('duels', '0022_proof_after_play'),
+        ('duels', '0023_queue_results'),
     ]
 
     operations = [
