@@ -165,8 +165,9 @@ GLOSSARY: tuple[Term, ...] = (
          "half pass and half fail.",
          "mean over seeds of Σ over pairs a < b of non-author solvers |rate_a − rate_b| / ⌊n²/4⌋"),
     Term("peer_hint_effect", "peer hint effect",
-         "How much the hint raised the pass rate of the solvers other than the version's author.",
-         "mean over non-author solvers of (accuracy with hint − accuracy without)"),
+         "How much the hint raised the pass rate of the solvers other than the version's author, "
+         "over their matched seeds.",
+         "mean over every peer's matched pairs, pooled, of (passed hinted − passed unhinted)"),
     Term("study_design", "design",
          "How well a model's own final versions separate the field: their peer discrimination, "
          "balanced over domains.",
@@ -183,14 +184,14 @@ GLOSSARY: tuple[Term, ...] = (
          "What hardening changed: each revised version's figure (unhinted pass rate, setter "
          "score, peer discrimination) minus its parent's, over the slots with a revision; first "
          "to final compares each slot's first version with its final one.",
-         "mean over slots of (figure(revision r) − figure(revision r − 1)); 95% interval: "
-         "bootstrap over slots"),
+         "mean over domains of the mean over revised slots of (figure(revision r) − "
+         "figure(revision r − 1)); 95% interval: bootstrap over slots"),
     Term("field_head_to_head", "head-to-head from the field",
          "For a pair of study players A and B: A's final versions as played by B against B's as "
          "played by A, scored by the duel rule; each decided pair is one game for the ratings and"
          " transitivity.",
-         "outcome = duel rule on (A's versions solved by B, B's versions solved by A); a slot "
-         "without a valid version scores 0"),
+         "A's score = exact mean over A's final versions B played in both conditions of p_h · (1 "
+         "− p_u) (a slot without a valid version 0); the higher score wins, equal is a draw"),
     # Findings.
     Term("supported", "supported",
          "The data back the study's claim: the deciding figure, with its uncertainty, lies on "
