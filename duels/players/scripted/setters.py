@@ -70,7 +70,7 @@ def write_environment(
 def domain_family(domain: str) -> str:
     """The family a scripted setter writes for a study's domain: the family of that name, or
     (for a domain no family is named after) one picked by the name, the same every time."""
-    domain = domain.strip().lower()
+    domain = " ".join(domain.split()).lower()
     if domain in FAMILIES:
         return domain
     names = sorted(FAMILIES)

@@ -16,12 +16,13 @@ from duels.models import (
     ModelCall,
     SlotPhase,
     Status,
+    Study,
     StudySlot,
 )
 from duels.players import PlayerError, builtin
 from duels.players.scripted.common import GeneratedEnvironment
 from duels.studies.creation import study_cancel, study_create, study_enqueue, study_plan
-from duels.studies.hardening import version_field_digest
+from duels.studies.hardening import study_observe_digests, version_field_digest
 from tests.helpers.studies import builtin_players, study_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -174,3 +175,19 @@ def test_the_sweep_hands_an_unattended_study_to_a_new_driver(make,
     queued.delete()
     assert work_resume_stale() == [str(study.uuid)]
     assert queued.count() == 1
+
+
+def test_observe_mode_shows_the_other_slots_played_versions():
+    from tests.helpers.study_data import played_study
+
+    study = played_study()
+    alpha = study.players.get(name="alpha")
+    assert study_observe_digests(study=study, author_id=alpha.pk, slot="env_001") == []
+    Study.objects.filter(pk=study.pk).update(observe=True)
+    study.refresh_from_db()
+    digests = study_observe_digests(study=study, author_id=alpha.pk, slot="env_001")
+    # beta's and gamma's versions, each played by the field; never alpha's own lineage.
+    assert len(digests) == 4
+    assert {line for digest in digests for line in digest.splitlines()
+            if line.startswith("Author: ")} == {"Author: beta", "Author: gamma"}
+    assert all("Pass rate without hint: " in digest for digest in digests)
