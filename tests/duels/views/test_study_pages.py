@@ -153,3 +153,13 @@ def test_study_episodes_replay_compare_and_search_as_duel_episodes(owner_client,
     assert version.status_code == 200
     assert "Version env_001" in version.text and "Lineage:" in version.text
     assert 'id="study-version"' in version.text
+
+
+def test_the_dashboard_follows_running_studies(owner_client, make):
+    study = played_study()
+    Study.objects.filter(pk=study.pk).update(status=Status.RUNNING, finished_at=None,
+                                             slots_done=1)
+    page = owner_client.get("/").text
+    assert f"/studies/{study.uuid}/" in page and "1 / 3 slots" in page
+    poll = owner_client.get("/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="dashboard-progress")
+    assert study.name in poll.text
