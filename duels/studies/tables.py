@@ -50,6 +50,14 @@ def _from(key: str, nested: str | None = None) -> Callable[[Study, dict], list[d
     return rows
 
 
+def _joint(key: str) -> Callable[[Study, dict], list[dict]]:
+    """The joint model's ranked rows, then those with too few plays (`ranked` says which)."""
+    def rows(study: Study, figures: dict) -> list[dict]:
+        joint = (figures.get("analytics") or {}).get("irt") or {}
+        return [*(joint.get(key) or []), *(joint.get(f"{key}_too_few") or [])]
+    return rows
+
+
 TABLES: dict[str, tuple[str, Callable[[Study, dict], list[dict]]]] = {
     "models": ("per-model figures and ranks", _from("models")),
     "environments": ("per-version figures", _from("environments")),
@@ -59,6 +67,8 @@ TABLES: dict[str, tuple[str, Callable[[Study, dict], list[dict]]]] = {
     "hardening": ("what each hardening round changed", _from("hardening")),
     "ratings": ("ratings from the field's head-to-head results",
                 _from("ratings", nested="analytics")),
+    "solve_ratings": ("the joint model's Solve ratings", _joint("solvers")),
+    "author_ratings": ("the joint model's Author ratings", _joint("authors")),
     "slots": ("every slot's versions", _slots),
 }
 

@@ -107,7 +107,7 @@ def test_every_table_downloads_as_csv_and_json(owner_client, make):
     study = played_study()
     study_figures_refresh(study=study, resamples=20)
     for table in ("models", "environments", "pairs", "matrix", "head_to_head", "hardening",
-                  "ratings", "slots"):
+                  "ratings", "solve_ratings", "author_ratings", "slots"):
         as_json = owner_client.get(f"/studies/{study.uuid}/tables/{table}.json")
         assert as_json.status_code == 200, table
         rows = json.loads(as_json.content)["rows"]
