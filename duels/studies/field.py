@@ -121,7 +121,8 @@ def slot_play_advance(*, slot_id: int) -> bool:
 def study_slots_advance(*, study: Study) -> None:
     """Advance every slot whose field play ended (also after a worker died right before)."""
     open_plays = Episode.objects.filter(study=study).exclude(status__in=DONE_STATUSES)
-    busy = set(open_plays.values_list("environment__author_id", "environment__slot"))
+    busy = set(open_plays.order_by().values_list("environment__author_id", "environment__slot")
+               .distinct())
     for slot_id, author_id, name in StudySlot.objects.filter(
             study=study, phase=SlotPhase.PLAYING).values_list("pk", "author_id", "slot"):
         if (author_id, name) not in busy:

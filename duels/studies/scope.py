@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from duels.engine.faults import (
@@ -37,6 +37,9 @@ from duels.studies.field import (
 )
 from duels.studies.figures_cache import study_figures_request
 from duels.studies.owner import STUDY_DRIVE_TASK, study_cap_reached
+
+# Claimable plays read per claim, earliest revision first.
+CANDIDATES = 1000
 
 
 def claimable_slots(*, now: datetime) -> Q:
@@ -114,13 +117,17 @@ class StudyScope(WorkScope):
             error=message[:4000], lease_owner="", lease_expires_at=infra_retry_at(faults=faults))
 
     def episode_candidates(self, *, now: datetime) -> list[Candidate]:
-        slot = StudySlot.objects.filter(
-            study_id=OuterRef("study_id"), author_id=OuterRef("environment__author_id"),
-            slot=OuterRef("environment__slot")).values("pk")[:1]
-        return list(
-            self.episodes().filter(claimable_episodes(now=now), study__status=Status.RUNNING)
-            .annotate(slot_id=Subquery(slot))
-            .values_list("pk", "slot_id", "environment_id", "environment__revision", "status"))
+        """The earliest revisions' claimable plays (at most CANDIDATES of them: a big study has
+        thousands waiting, and the claim holds the database's write lock while it reads), each
+        with its slot."""
+        slots = {(author_id, name): pk for pk, author_id, name in
+                 self.slots().values_list("pk", "author_id", "slot")}
+        rows = (self.episodes().filter(claimable_episodes(now=now), study__status=Status.RUNNING)
+                .order_by("environment__revision", "pk")
+                .values_list("pk", "environment__author_id", "environment__slot",
+                             "environment_id", "environment__revision", "status")[:CANDIDATES])
+        return [(pk, slots.get((author_id, slot), 0), environment_id, revision, status)
+                for pk, author_id, slot, environment_id, revision, status in rows]
 
     def work_ended(self, *, unit_id: int) -> None:
         capped = study_cap_reached(study_id=self.study.pk)
