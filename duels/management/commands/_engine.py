@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -143,3 +144,29 @@ def _drive_here(*, drive: Callable, **kwargs) -> None:
         drive(**kwargs)
     finally:
         connections.close_all()
+
+
+def dry_run_write(stdout, *, estimate, what: str, as_json: bool, shown: dict) -> None:
+    """Print a dry run's bill: `shown` (the run's size) and the expected calls and cost, as JSON
+    or as the lines a person reads (`what` names the size: "12 duels")."""
+    if as_json:
+        stdout.write(json.dumps({
+            "dry_run": True, **shown,
+            "calls": {"low": estimate.calls_low, "expected": estimate.calls_expected,
+                      "high": estimate.calls_high},
+            "cost": {"low": round(estimate.cost_low, 6),
+                     "expected": round(estimate.cost_expected, 6),
+                     "high": round(estimate.cost_high, 6)},
+            "assumptions": estimate.assumptions,
+        }, indent=2))
+        return
+    stdout.write(
+        f"dry run: {what}, {estimate.calls_expected:,} model calls expected "
+        f"({estimate.calls_low:,}-{estimate.calls_high:,}); "
+        f"cost ${estimate.cost_expected:,.2f} expected "
+        f"(${estimate.cost_low:,.2f}-${estimate.cost_high:,.2f}); nothing was created"
+    )
+    stdout.write("low: every episode ends after one action; high: every episode runs "
+                 "to its step limit with nothing read from the prompt cache")
+    for note in estimate.assumptions:
+        stdout.write(f"assumed: {note}")

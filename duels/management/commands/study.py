@@ -14,6 +14,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
 from duels.management.commands._engine import (
+    dry_run_write,
     players_by_name,
     require_credentials,
     run_follow,
@@ -99,31 +100,13 @@ class Command(BaseCommand):
 
     def _dry_run(self, plan: StudyPlan, *, as_json: bool) -> None:
         """Print what the study would cost; nothing is created or enqueued."""
-        estimate = study_plan_projection(plan=plan)
-        if as_json:
-            self.stdout.write(json.dumps({
-                "dry_run": True, "players": [p.name for p in plan.players],
-                "domains": list(plan.domains), "slots": len(plan.slots),
-                "versions": plan.versions, "episodes": plan.episodes,
-                "calls": {"low": estimate.calls_low, "expected": estimate.calls_expected,
-                          "high": estimate.calls_high},
-                "cost": {"low": round(estimate.cost_low, 6),
-                         "expected": round(estimate.cost_expected, 6),
-                         "high": round(estimate.cost_high, 6)},
-                "assumptions": estimate.assumptions,
-            }, indent=2))
-            return
-        self.stdout.write(
-            f"dry run: {len(plan.slots)} slots, {plan.versions} versions, "
-            f"{plan.episodes:,} field plays; {estimate.calls_expected:,} model calls expected "
-            f"({estimate.calls_low:,}-{estimate.calls_high:,}); "
-            f"cost ${estimate.cost_expected:,.2f} expected "
-            f"(${estimate.cost_low:,.2f}-${estimate.cost_high:,.2f}); nothing was created"
-        )
-        self.stdout.write("low: every episode ends after one action; high: every episode runs "
-                          "to its step limit with nothing read from the prompt cache")
-        for note in estimate.assumptions:
-            self.stdout.write(f"assumed: {note}")
+        dry_run_write(
+            self.stdout, estimate=study_plan_projection(plan=plan), as_json=as_json,
+            what=(f"{len(plan.slots)} slots, {plan.versions} versions, "
+                  f"{plan.episodes:,} field plays"),
+            shown={"players": [p.name for p in plan.players], "domains": list(plan.domains),
+                   "slots": len(plan.slots), "versions": plan.versions,
+                   "episodes": plan.episodes})
 
     def _follow(self, study: Study) -> None:
         run_follow(notes=self.notes, run=study, noun="study", task_path=TASK_PATH,

@@ -17,6 +17,7 @@ from duels.engine.queue import tournament_enqueue
 from duels.engine.scheduler import tournament_drive
 from duels.engine.tournaments import tournament_create, tournament_result
 from duels.management.commands._engine import (
+    dry_run_write,
     players_by_name,
     progress_line,
     require_credentials,
@@ -86,27 +87,9 @@ class Command(BaseCommand):
         estimate = tournament_projection(players=players, rounds=options["rounds"],
                                          attempts=options["attempts"])
         duels = len(players) * (len(players) - 1) // 2 * options["rounds"]
-        if options["json"]:
-            self.stdout.write(json.dumps({
-                "dry_run": True, "players": [p.name for p in players], "duels": duels,
-                "calls": {"low": estimate.calls_low, "expected": estimate.calls_expected,
-                          "high": estimate.calls_high},
-                "cost": {"low": round(estimate.cost_low, 6),
-                         "expected": round(estimate.cost_expected, 6),
-                         "high": round(estimate.cost_high, 6)},
-                "assumptions": estimate.assumptions,
-            }, indent=2))
-            return
-        self.stdout.write(
-            f"dry run: {duels} duels, {estimate.calls_expected:,} model calls expected "
-            f"({estimate.calls_low:,}-{estimate.calls_high:,}); "
-            f"cost ${estimate.cost_expected:,.2f} expected "
-            f"(${estimate.cost_low:,.2f}-${estimate.cost_high:,.2f}); nothing was created"
-        )
-        self.stdout.write("low: every episode ends after one action; high: every episode runs "
-                          "to its step limit with nothing read from the prompt cache")
-        for note in estimate.assumptions:
-            self.stdout.write(f"assumed: {note}")
+        dry_run_write(self.stdout, estimate=estimate, what=f"{duels} duels",
+                      as_json=options["json"],
+                      shown={"players": [p.name for p in players], "duels": duels})
 
     def _follow(self, tournament: Tournament) -> None:
         run_follow(notes=self.notes, run=tournament, noun="tournament", task_path=TASK_PATH,
