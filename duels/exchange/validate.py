@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from duels.exchange.builtins import builtin_same
 from duels.exchange.export import (
     KIND_ORDER,
     MODELS,
@@ -40,14 +41,6 @@ BATCH = 500
 
 def _fingerprint(record: dict[str, Any]) -> bytes:
     return hashlib.blake2b(json.dumps(record, sort_keys=True).encode(), digest_size=16).digest()
-
-
-def _same_builtin(mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
-    """Both are the seeded built-in player of that name (uuid derived from the name)."""
-    return bool(
-        mine["builtin"] and theirs["builtin"] and mine["name"] == theirs["name"]
-        and theirs["uuid"] == str(builtin_player_uuid(theirs["name"]))
-    )
 
 
 def _comparable(record: dict[str, Any]) -> dict[str, Any]:
@@ -180,9 +173,10 @@ class _Validator:
         stored = MODELS[kind].objects.filter(uuid__in=list(pending))
         for theirs in exchange_records(kind, stored):
             line, mine = pending.pop(theirs["uuid"])
-            if kind == "player" and _same_builtin(mine, theirs):
-                # A built-in player seeded on both installations: the same player even when
-                # another release describes it differently. The stored one is kept as it is.
+            if builtin_same(mine, theirs):
+                # A built-in object (a built-in player, the default rubric) made by both
+                # installations: the same object whatever its timestamps, even when another
+                # release describes it differently. The stored one is kept as it is.
                 self.plan.existing[kind].add(theirs["uuid"])
                 continue
             mine, theirs = _comparable(mine), _comparable(theirs)
