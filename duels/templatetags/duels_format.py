@@ -109,6 +109,21 @@ def num(value: float | None, digits: int = 2) -> str:
 
 
 @register.filter
+def figure_text(value) -> str:
+    """A figure of any kind as a card shows it: counts with thousands separated, fractions to
+    two decimals, words as they are, None as "—"."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool) or isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return num(value)
+    return str(value)
+
+
+@register.filter
 def usd(value: float | None) -> str:
     if not _COSTS_SHOWN.get():
         return "withheld"

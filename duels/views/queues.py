@@ -27,6 +27,7 @@ from duels.selectors.agreement import queue_agreement, queue_ranking
 from duels.selectors.annotations import annotated_line_ranges
 from duels.selectors.environment_card import environment_card
 from duels.selectors.environments import environment_outcomes
+from duels.selectors.labels import label_verdicts
 from duels.selectors.queues import (
     design_representatives,
     queue_answer_of,
@@ -210,6 +211,10 @@ def queue_results_page(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
         context["ranking"] = queue_ranking(queue=queue)
     else:
         context["agreement"] = queue_agreement(queue=queue)
+        verdicts = label_verdicts(queue=queue)
+        names = design_representatives(content_hashes=[v.design for v in verdicts])
+        context["label_verdicts"] = [{"verdict": v, "environment": names.get(v.design)}
+                                     for v in verdicts]
     return render(request, "duels/queues/results.html", context)
 
 
