@@ -114,7 +114,7 @@ def figure_text(value) -> str:
     two decimals, words as they are, None as "—"."""
     if value is None or value == "":
         return "—"
-    if isinstance(value, bool) or isinstance(value, str):
+    if isinstance(value, bool | str):
         return str(value)
     if isinstance(value, int):
         return f"{value:,}"
