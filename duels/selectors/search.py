@@ -119,16 +119,30 @@ def transcripts_search(*, query: str, before: int | None = None,
     return SearchPage(query=query, hits=hits, next_before=ids[-1] if more and ids else None)
 
 
-def step_words_q(words: list[str], *, id_range: tuple[int, int] | None = None) -> Q:
+def step_words_q(words: list[str], *, id_range: tuple[int, int] | None = None,
+                 prefix_last: bool = False) -> Q:
     """Steps holding every word, as a filter on `Step` (an index lookup, never a scan);
-    `id_range` bounds the lookup to the step ids of one episode."""
+    `id_range` bounds the lookup to the step ids of one episode; with `prefix_last` the last
+    word matches the start of a word (find as you type: "nort" finds "north")."""
     if connection.vendor == "postgresql":
-        sql = f"SELECT id FROM duels_step WHERE {PG_DOCUMENT} @@ plainto_tsquery('simple', %s)"
-        params: list = [" ".join(words)]
+        whole, last = (words[:-1], words[-1]) if prefix_last else (words, "")
+        conditions, params = [], []
+        if whole:
+            conditions.append(f"{PG_DOCUMENT} @@ plainto_tsquery('simple', %s)")
+            params.append(" ".join(whole))
+        if last:
+            # A word is letters, digits and underscores (search_words), so quoting it as one
+            # lexeme leaves nothing for to_tsquery to read as syntax.
+            conditions.append(f"{PG_DOCUMENT} @@ to_tsquery('simple', %s)")
+            params.append("'" + last.replace("'", "''") + "':*")
+        sql = "SELECT id FROM duels_step WHERE " + " AND ".join(conditions)
         column = "id"
     else:
+        quoted = ['"{}"'.format(word.replace('"', '""')) for word in words]
+        if prefix_last:
+            quoted[-1] += "*"
         sql = f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s"
-        params = [" ".join('"{}"'.format(word.replace('"', '""')) for word in words)]
+        params = [" ".join(quoted)]
         column = "rowid"
     if id_range is not None and connection.vendor == "postgresql":
         # Materialized, so the planner cannot trade the word index for a walk of the id range
@@ -143,14 +157,16 @@ def step_words_q(words: list[str], *, id_range: tuple[int, int] | None = None) -
 
 
 def episode_search(*, episode: Episode, query: str) -> list[int]:
-    """Indices of the episode's steps holding every word of `query` (any case), in order."""
+    """Indices of the episode's steps holding every word of `query` (any case; the last one
+    may be the start of a word, as a person types it), in order."""
     words = search_words(query.strip())
     steps = Step.objects.filter(episode=episode)
     bounds = steps.aggregate(low=Min("id"), high=Max("id"))
     if bounds["low"] is None:
         return []
     return list(
-        steps.filter(step_words_q(words, id_range=(bounds["low"], bounds["high"])))
+        steps.filter(step_words_q(words, id_range=(bounds["low"], bounds["high"]),
+                                  prefix_last=True))
         .order_by("index")
         .values_list("index", flat=True)[:MAX_EPISODE_MATCHES]
     )
