@@ -106,6 +106,25 @@ def num(value: float | None, digits: int = 2) -> str:
     return f"{float(value):.{int(digits)}f}"
 
 
+# A note longer than this many characters or lines is shown folded: its first lines, and the
+# whole note one click away (the cap on a note's length is MAX_TEXT_LENGTH, docs/security.md).
+NOTE_FOLD_CHARS = 600
+NOTE_FOLD_LINES = 8
+NOTE_PREVIEW_CHARS = 300
+NOTE_PREVIEW_LINES = 4
+
+
+@register.filter
+def note_preview(text: str) -> str:
+    """The first lines of a long note, ending in "…"; "" for a note short enough to show whole."""
+    text = text or ""
+    lines = text.splitlines()
+    if len(text) <= NOTE_FOLD_CHARS and len(lines) <= NOTE_FOLD_LINES:
+        return ""
+    preview = "\n".join(lines[:NOTE_PREVIEW_LINES])[:NOTE_PREVIEW_CHARS]
+    return preview.rstrip() + "…"
+
+
 @register.filter
 def figure_text(value) -> str:
     """A figure of any kind as a card shows it: counts with thousands separated, fractions to
