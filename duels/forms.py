@@ -16,7 +16,7 @@ class PlayerChoiceField(forms.ModelChoiceField):
         return obj.label
 
 
-def _blank_choices(choices) -> list[tuple[str, str]]:
+def blank_choices(choices) -> list[tuple[str, str]]:
     return [("", "any"), *choices]
 
 
@@ -46,12 +46,12 @@ class DuelFilterForm(forms.Form):
     )
     tournament = forms.UUIDField(required=False, widget=forms.HiddenInput)
     outcome = forms.ChoiceField(
-        choices=_blank_choices([*PLAYER_OUTCOMES.items(), (Outcome.DRAW, "draw"),
+        choices=blank_choices([*PLAYER_OUTCOMES.items(), (Outcome.DRAW, "draw"),
                                 (Outcome.A, "A (first player) wins"),
                                 (Outcome.B, "B (second player) wins")]),
         required=False,
     )
-    status = forms.ChoiceField(choices=_blank_choices(Status.choices), required=False)
+    status = forms.ChoiceField(choices=blank_choices(Status.choices), required=False)
     date_from = forms.DateField(
         required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
     )
@@ -94,7 +94,7 @@ class EnvironmentFilterForm(forms.Form):
     family = forms.CharField(required=False, max_length=60)
     tag = forms.CharField(required=False, max_length=60)
     status = forms.ChoiceField(
-        choices=_blank_choices(EnvironmentStatus.choices), required=False, label="Validity"
+        choices=blank_choices(EnvironmentStatus.choices), required=False, label="Validity"
     )
     gain_min = forms.FloatField(
         required=False,

@@ -21,6 +21,7 @@ from duels.selectors.dashboard import (
 from duels.views import (
     duels_pages,
     environments,
+    episode_list,
     episodes,
     glossary,
     players,
@@ -74,6 +75,7 @@ urlpatterns = [
     *players.urlpatterns,
     *environments.urlpatterns,
     *duels_pages.urlpatterns,
+    *episode_list.urlpatterns,
     *episodes.urlpatterns,
     *tournaments.urlpatterns,
     *glossary.urlpatterns,
