@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from duels.models import AnnotationQueue, EnvironmentEstimate, QuestionKind
+from duels.selectors.queue_items import queue_item_views
 from duels.selectors.queues import design_representatives, queue_adjudications, queue_answers
 
 LEVEL_OF_KIND = {QuestionKind.SINGLE: "nominal", QuestionKind.YESNO: "nominal",
@@ -71,9 +72,9 @@ def queue_agreement(*, queue: AnnotationQueue, resamples: int = 1000) -> dict[st
         for key, entry in item["questions"].items():
             if entry["question"]["kind"] == QuestionKind.MULTI:
                 entry["values"][answer.annotator.get_username()] = answer.values.get(key) or []
-    representatives = design_representatives(content_hashes=list(disputed))
+    views = queue_item_views(queue=queue, keys=list(disputed))
     for design, item in disputed.items():
-        item["environment"] = representatives.get(design)
+        item["view"] = views[design]
         item["open"] = any(entry["settled"] is None for entry in item["questions"].values())
     return {"questions": rows, "disputed": sorted(disputed.values(),
                                                    key=lambda d: (not d["open"], d["design"])),

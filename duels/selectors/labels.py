@@ -1,6 +1,7 @@
 """Which designs human labels exclude from what is counted (analytics, flywheel, training sets).
 
-The rule (docs/annotating.md): on a label question of a single-design queue, an excluding label
+The rule (docs/annotating.md): on a label question of a single-design queue (a queue of designs,
+not of episodes or steps), an excluding label
 (broken, hint-leaks-answer) holds for a design once
 
 - staff adjudicated that question for the design and the settled answer carries it, or
@@ -103,8 +104,9 @@ def _verdicts(queue: AnnotationQueue, questions: list[dict], labels: tuple[str, 
 def _all_verdicts(queues: list[AnnotationQueue], labels: tuple[str, ...],
                   design: str | None) -> list[LabelVerdict]:
     """Verdicts of these queues (three queries whatever their number)."""
+    # Labels on an episode or a step say nothing about a design as a whole: design queues only.
     asking = {queue.pk: (queue, _label_questions(queue, labels)) for queue in queues
-              if not queue.is_pairwise}
+              if not queue.is_pairwise and queue.item_kind == "design"}
     asking = {pk: pair for pk, pair in asking.items() if pair[1]}
     if not asking:
         return []
@@ -137,7 +139,8 @@ def design_label_states(*, labels: tuple[str, ...] = EXCLUDING_LABELS,
     queues, by the module's rule."""
     holds: dict[str, set[str]] = defaultdict(set)
     pending: dict[str, set[str]] = defaultdict(set)
-    queues = list(AnnotationQueue.objects.select_related("rubric").filter(kind="single"))
+    queues = list(AnnotationQueue.objects.select_related("rubric")
+                  .filter(kind="single", item_kind="design"))
     verdicts = _all_verdicts(queues, labels, design)
     for verdict in verdicts:
         if verdict.state == HOLDS:
