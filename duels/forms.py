@@ -131,14 +131,21 @@ class EnvironmentFilterForm(forms.Form):
         )
 
 
+# Choosing a player refreshes its readiness and last check beside the form (htmx).
+_CHECKS = {"hx-get": "/duels/new/checks/", "hx-target": "#player-checks",
+           "hx-swap": "outerHTML", "hx-trigger": "change", "hx-include": "[name=a],[name=b]"}
+
+
 class DuelTriggerForm(forms.Form):
     """Two players, attempts per condition, observe mode and a cost cap for one ad-hoc duel."""
 
     a = PlayerChoiceField(
-        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player A"
+        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player A",
+        widget=forms.Select(attrs=_CHECKS),
     )
     b = PlayerChoiceField(
-        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player B"
+        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player B",
+        widget=forms.Select(attrs=_CHECKS),
     )
     attempts = forms.IntegerField(
         min_value=1, max_value=32, initial=4, label="Seeds per condition",
@@ -163,4 +170,12 @@ class DuelTriggerForm(forms.Form):
                     f"{player.name} was imported from a file and is not called until a staff "
                     "user has set its API-key variable in the admin."
                 ))
+            elif player is not None and not player.builtin:
+                # A duel with a player that cannot be called would fail after it started.
+                from duels.selectors.player_checks import player_credentials_problem
+
+                problem = player_credentials_problem(player=player)
+                if problem:
+                    self.add_error(side, f"{problem}. Then check it below (or run "
+                                         f"`manage.py player_check {player.name}`).")
         return cleaned
