@@ -145,6 +145,7 @@ def roles_figure(setters: list[dict], solvers: list[dict]) -> dict:
                  name="solver pass rate", axis_title="solver"),
     ]
     traces[1].update(xaxis="x2", yaxis="y2")
+    rows_shown = max(len(setter_rows), len(solver_rows))
     figure = _figure(
         traces,
         grid={"rows": 1, "columns": 2, "pattern": "independent"},
@@ -152,8 +153,16 @@ def roles_figure(setters: list[dict], solvers: list[dict]) -> dict:
         xaxis2={"title": {"text": "unhinted pass rate on others' environments"},
                 "range": [0, 1], "domain": [0.6, 1]},
         yaxis2={"anchor": "x2"},
-        height=140 + 28 * max(len(setter_rows), len(solver_rows)),
+        height=140 + 28 * rows_shown,
         showlegend=False,
+        # On a narrow screen (static/js/charts.js) the two rankings stack: side by side, the
+        # second one's player names run into the first.
+        meta={"narrow": {
+            "xaxis": {"domain": [0, 1]}, "yaxis": {"domain": [0.58, 1]},
+            "xaxis2": {"domain": [0, 1], "anchor": "y2"},
+            "yaxis2": {"domain": [0, 0.42], "anchor": "x2"},
+            "height": 2 * (110 + 28 * rows_shown), "margin": {"l": 110},
+        }},
     )
     setter_by = {r["player"]: r for r in setters}
     solver_by = {r["player"]: r for r in solvers}
