@@ -101,14 +101,18 @@ class EnvironmentFilterForm(forms.Form):
         min_value=-1,
         max_value=1,
         label="Hint gain ≥",
-        widget=forms.NumberInput(attrs={"step": "0.05"}),
+        # Hint gains read in percentage points; the filter takes the fraction (0.2 = +20 pp).
+        widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0.2 = +20 pp",
+                                        "title": "a fraction: 0.2 is +20 pp"}),
     )
     gain_max = forms.FloatField(
         required=False,
         min_value=-1,
         max_value=1,
         label="Hint gain ≤",
-        widget=forms.NumberInput(attrs={"step": "0.05"}),
+        # Hint gains read in percentage points; the filter takes the fraction (0.2 = +20 pp).
+        widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0.2 = +20 pp",
+                                        "title": "a fraction: 0.2 is +20 pp"}),
     )
     q = forms.CharField(required=False, max_length=200, label="Title")
     sort = forms.ChoiceField(

@@ -104,6 +104,24 @@ class EdgesLayoutBrowserTest(BrowserTestCase):
             assert cut == []
             assert self.page.locator(".site-stamp").inner_text().startswith("published copy · ")
 
+    def test_laptop_new_queue_form_puts_each_annotator_box_beside_its_name(self):
+        self.open(LAPTOP, "/annotate/queues/new/")
+        # How far each name's text sits from its box: across, and off its line.
+        gaps = self.page.locator("#queue-annotators label.tag-choice").evaluate_all(
+            """labels => labels.map((label) => {
+                 const box = label.querySelector('input').getBoundingClientRect();
+                 const name = [...label.childNodes]
+                   .find((n) => n.nodeType === 3 && n.textContent.trim());
+                 const range = document.createRange();
+                 range.selectNodeContents(name);
+                 const text = range.getBoundingClientRect();
+                 const across = Math.max(text.left - box.right, box.left - text.right, 0);
+                 const off = Math.abs((text.top + text.bottom) / 2 - (box.top + box.bottom) / 2);
+                 return [across, off];
+               })""")
+        assert gaps and max(across for across, _ in gaps) < 24, gaps
+        assert max(off for _, off in gaps) < 6, gaps  # on the same line
+
     def test_laptop_verdicts_are_written_one_way(self):
         self.open(LAPTOP, "/analytics/")
         verdicts = set(self.page.locator(".finding .verdict").all_inner_texts())
