@@ -174,12 +174,22 @@ class DuelTriggerForm(forms.Form):
                     f"{player.name} was imported from a file and is not called until a staff "
                     "user has set its API-key variable in the admin."
                 ))
-            elif player is not None and not player.builtin:
-                # A duel with a player that cannot be called would fail after it started.
-                from duels.selectors.player_checks import player_credentials_problem
-
-                problem = player_credentials_problem(player=player)
-                if problem:
-                    self.add_error(side, f"{problem}. Then check it below (or run "
-                                         f"`manage.py player_check {player.name}`).")
         return cleaned
+
+    def refuse_uncallable(self) -> bool:
+        """Before a duel starts (an estimate needs no key): mark each chosen player that cannot
+        be called here, with the fix; True when one is. A duel with such a player would fail
+        after it started."""
+        from duels.selectors.player_checks import player_credentials_problem
+
+        refused = False
+        for side in ("a", "b"):
+            player = self.cleaned_data.get(side)
+            if player is None or player.builtin or player.imported:
+                continue
+            problem = player_credentials_problem(player=player)
+            if problem:
+                self.add_error(side, f"{problem}. Then check it below (or run "
+                                     f"`manage.py player_check {player.name}`).")
+                refused = True
+        return refused

@@ -102,6 +102,8 @@ def duel_new(request: HttpRequest) -> HttpResponse:
         if limited:
             form.add_error(None, limited)
             status = 429
+        elif form.is_valid() and form.refuse_uncallable():
+            status = 400
         elif form.is_valid():
             from duels.engine.duels import DuelError
             from duels.engine.queue import duel_enqueue
