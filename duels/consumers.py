@@ -27,6 +27,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 
 from duels.episode_hub import EpisodeHub, db_read, steps_frame
+from duels.error_text import reader_is_staff
 from duels.selectors.episodes import EpisodeState, episode_state
 from duels.selectors.viewers import viewer_still_allowed
 from duels.services.api_tokens import api_token_authenticate
@@ -139,6 +140,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
             await self.refuse(CLOSE_NOT_FOUND)
             return
         self.episode_pk = state.pk
+        self.staff = reader_is_staff(user)  # reads errors whole (duels/error_text.py)
         self.last_index = _since(self.scope.get("query_string", b""))
         self.ended = False
         self.known = -1
@@ -195,7 +197,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
                     self.known = min(self.known, self.last_index)
                 if state is not None and state.is_done:
                     self.ended = True
-                    await self.send_json(state.status_message())
+                    await self.send_json(state.status_message(staff=self.staff))
                 return
 
     async def catch_up(self) -> None:

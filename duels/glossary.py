@@ -43,6 +43,12 @@ GLOSSARY: tuple[Term, ...] = (
          "A side is played when the duel recorded no forfeit for it and its episodes exist; an "
          "invalid environment or a failed authoring forfeits the side.",
          "played ⇔ no forfeit recorded ∧ ≥ 1 episode per condition"),
+    Term("voided", "voided after play",
+         "A side whose environment, checked on the path a solver played, replayed differently, "
+         "disagreed with its paired episode or showed the hint to an unhinted solver. It scores 0 "
+         "for its setter, like a forfeit, and none of its episodes counts anywhere; the solver is "
+         "not blamed.",
+         "voided ⇒ s = 0, no p_u, p_h, g or flips; its episodes leave every figure"),
     Term("outcome", "outcome",
          "The side with the higher setter score wins the duel; equal scores are a draw.",
          "a if s_A > s_B, b if s_B > s_A, else draw (compared exactly as fractions)"),

@@ -48,6 +48,17 @@ def analytics_refresh_task() -> int:
     return analytics_refresh().duration_ms
 
 
+@task(queue_name="analytics")
+def queue_results_task(queue_uuid: str, kind: str) -> str:
+    from duels.models import AnnotationQueue
+    from duels.services.queue_results import queue_results_compute
+
+    queue = AnnotationQueue.objects.filter(uuid=queue_uuid).first()
+    if queue is not None:
+        queue_results_compute(queue=queue, kind=kind)
+    return kind
+
+
 # --- Players ----------------------------------------------------------------------------------
 
 
@@ -65,5 +76,6 @@ tasks_register(
     duel_drive=duel_drive_task,
     stale_work_sweep=stale_work_sweep_task,
     analytics_refresh=analytics_refresh_task,
+    queue_results=queue_results_task,
     player_check=player_check_task,
 )

@@ -66,8 +66,14 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_MODULE_OF})
 
 
-def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = "auto") -> Sandbox:
+def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = "auto", *,
+                 clock_offset: int = 0, ready: bool = True) -> Sandbox:
     """Start a fresh sandbox, load `code` into it and return it (a context manager).
+
+    With `clock_offset` (seconds) every clock the environment reads is moved by that much and
+    its heap is laid out differently (the replay after play compares against the played run).
+    With `ready=False` the sandbox is started here rather than taken from the ready supply (work
+    off any waiting path, such as that replay, leaves the ready sandboxes to episodes).
 
     Raises SandboxUnavailable when no backend can run here, EnvCodeError when the module does
     not load, and the other SandboxError kinds when a limit is hit while loading.
@@ -80,10 +86,10 @@ def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = 
 
     limits = limits or default_limits()
     chosen = get_backend(resolve_backend(backend))
-    process, pooled = POOL.take(chosen, limits)
+    process, pooled = POOL.take(chosen, limits) if ready else (chosen.start(limits), False)
     sandbox = Sandbox(process, limits)
     try:
-        sandbox.load(code)
+        sandbox.load(code, clock_offset=clock_offset)
     except SandboxCrashed:
         sandbox.close()
         if not pooled:
@@ -91,7 +97,7 @@ def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = 
         # A warm sandbox may have died while it waited; retry once on a freshly started one.
         sandbox = Sandbox(chosen.start(limits), limits)
         try:
-            sandbox.load(code)
+            sandbox.load(code, clock_offset=clock_offset)
         except BaseException:
             sandbox.close()
             raise

@@ -86,8 +86,11 @@ class Sandbox:
                 self.kill()
         return self.channel.log_text
 
-    def load(self, code: str) -> None:
-        reply = self.call("load", code=code)
+    def load(self, code: str, *, clock_offset: int = 0) -> None:
+        """Load the module; with `clock_offset` (seconds) every clock it reads is moved by that
+        much (the replay after play: see the guest)."""
+        fields = {"clock_offset": int(clock_offset)} if clock_offset else {}
+        reply = self.call("load", code=code, **fields)
         self.max_steps, self.has_reference = self.checked(reply_load_values, reply)
 
     def reset(self, seed: int = 0) -> str:

@@ -26,7 +26,7 @@ from duels.analytics.irt_report import IRT_RESAMPLES, irt_compute
 from duels.analytics.observe import observe_uplift
 from duels.analytics.ratings import cross_validated_accuracy, ratings_fit
 from duels.analytics.scale import scale_fit
-from duels.analytics.sides import duel_sides
+from duels.analytics.sides import duel_sides, voided_sides
 from duels.analytics.strength import strength_fit
 from duels.analytics.training_value import training_values
 from duels.analytics.transfer import transfer_fit, transfer_points
@@ -121,6 +121,7 @@ def analytics_compute(
             "players": len(data.players), "duels": len(data.duels),
             "episodes": len(data.episodes), "environments": len(data.environments),
             "transfer_results": len(data.transfers), "resamples": resamples,
+            "voided_sides": voided_sides(data.duels),
         },
         "enough": len(games) >= MIN_DUELS,
         "figures": {},

@@ -4,12 +4,14 @@ environment forfeits with a reason a person can read."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
+from uuid import UUID
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import F, Prefetch
+from django.db.models import F, Prefetch, Q
 
 from duels.bounds import HINT_CHARS, SETTER_REPLY_CHARS, SOURCE_CHARS, text_bound
 from duels.engine.costs import (
@@ -82,8 +84,9 @@ def _bounded_messages(messages: list[Message]) -> list[Message]:
 
 def _setter_call(
     *, duel: Duel, player: Player, role: str, messages: list[Message]
-) -> Completion:
-    """Make one setter call and store it as a ModelCall, failed or not."""
+) -> tuple[Completion, int]:
+    """Make one setter call and store it as a ModelCall, failed or not; return the completion
+    and the stored call's id."""
     duel_cost_cap_check(duel=duel)
     try:
         completion = player_client(player).complete(
@@ -99,20 +102,21 @@ def _setter_call(
     # The call and its charge are stored together: a database restart or a killed worker
     # between the two left a stored call its duel and tournament never paid for.
     with transaction.atomic():
-        ModelCall.objects.create(
+        call = ModelCall.objects.create(
             duel=duel, player=player, role=role, messages=_bounded_messages(messages),
             reply=text_bound(completion.text, limit=SETTER_REPLY_CHARS),
             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
             latency_ms=completion.latency_ms, cost=cost,
         )
         duel_charge(duel=duel, cost=cost)
-    return completion
+    return completion, call.pk
 
 
 def setter_answer(
     *, duel: Duel, player: Player, digests: list[str]
-) -> tuple[prompts.SetterAnswer | None, str]:
+) -> tuple[prompts.SetterAnswer | None, str, int | None]:
     """Ask the setter for an environment; one repair on a malformed answer, then forfeit.
+    Returns (answer or None, forfeit reason, id of the stored call the answer was read from).
 
     A PlayerError (the provider still failing after the player's retries) is an infrastructure
     fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py),
@@ -121,19 +125,19 @@ def setter_answer(
     messages = prompts.setter_messages(
         python_version=sandbox_python_version(backend=settings.ENVDUELS_SANDBOX),
         digests=digests or None)
-    completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.SETTER,
-                              messages=messages)
+    completion, call = _setter_call(duel=duel, player=player, role=ModelCall.Role.SETTER,
+                                    messages=messages)
     try:
-        return prompts.parse_setter_answer(completion.text), ""
+        return prompts.parse_setter_answer(completion.text), "", call
     except prompts.SetterFormatError as first_error:
         repair = [*messages, {"role": "assistant", "content": completion.text},
                   prompts.repair_message(error=str(first_error))]
-    completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.REPAIR,
-                              messages=repair)
+    completion, call = _setter_call(duel=duel, player=player, role=ModelCall.Role.REPAIR,
+                                    messages=repair)
     try:
-        return prompts.parse_setter_answer(completion.text), ""
+        return prompts.parse_setter_answer(completion.text), "", call
     except prompts.SetterFormatError as second_error:
-        return None, f"malformed answer after one repair request: {second_error}"
+        return None, f"malformed answer after one repair request: {second_error}", None
 
 
 def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSide:
@@ -148,16 +152,16 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
     if getattr(duel, forfeit_field):
         forfeit = getattr(duel, forfeit_field)
         return AuthoredSide(environment=environment, hint=hint, forfeit=forfeit)
-    answer = None
+    answer, call = None, None
     if environment is None:
         setter = duel.a if side == "a" else duel.b
-        answer, forfeit = setter_answer(duel=duel, player=setter, digests=digests)
+        answer, forfeit, call = setter_answer(duel=duel, player=setter, digests=digests)
         if answer is None:
             Duel.objects.filter(pk=duel.pk).update(**{forfeit_field: forfeit})
             return AuthoredSide(environment=None, hint=None, forfeit=forfeit)
     try:
         return _side_store_and_validate(duel=duel, side=side, answer=answer,
-                                        environment=environment, hint=hint)
+                                        environment=environment, hint=hint, call=call)
     except AUTHORING_INFRASTRUCTURE_ERRORS:
         raise
     except Exception as error:
@@ -173,8 +177,12 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
 
 
 def _side_store_and_validate(*, duel: Duel, side: str, answer: prompts.SetterAnswer | None,
-                             environment: Environment | None, hint: Hint | None) -> AuthoredSide:
-    """Store the setter's `answer` (when given), validate the environment, record a forfeit."""
+                             environment: Environment | None, hint: Hint | None,
+                             call: int | None = None) -> AuthoredSide:
+    """Store the setter's `answer` (when given), validate the environment, record a forfeit.
+
+    `call` is the stored setter call the answer was read from: it is linked to the environment
+    the answer became (the setter's data leaves with it)."""
     env_field, hint_field, forfeit_field = f"env_{side}", f"hint_{side}", f"forfeit_{side}"
     if answer is not None:
         setter = duel.a if side == "a" else duel.b
@@ -193,6 +201,8 @@ def _side_store_and_validate(*, duel: Duel, side: str, answer: prompts.SetterAns
                 **{env_field: environment, hint_field: hint})
             if not recorded:
                 transaction.set_rollback(True)
+            elif call is not None:
+                ModelCall.objects.filter(pk=call).update(environment=environment)
         if not recorded:
             duel.refresh_from_db()
             environment, hint = getattr(duel, env_field), getattr(duel, hint_field)
@@ -233,7 +243,7 @@ def duel_observe_digests(*, duel: Duel) -> list[str]:
     )[:MAX_DIGESTS]  # each duel gives at most two digests
     digests: list[str] = []
     for earlier_duel in earlier:
-        for side, author in (("a", earlier_duel.a), ("b", earlier_duel.b)):
+        for side in ("a", "b"):
             environment = getattr(earlier_duel, f"env_{side}")
             hint = getattr(earlier_duel, f"hint_{side}")
             if environment is None or hint is None or not environment.is_valid:
@@ -243,13 +253,53 @@ def duel_observe_digests(*, duel: Duel) -> list[str]:
                 for episode in earlier_duel.failed_unhinted
                 if episode.environment_id == environment.pk
             ]
-            digests.append(prompts.observe_digest(
-                title=environment.title, author=author.name, hint=hint.text,
-                p_unhinted=getattr(earlier_duel, f"p_unhinted_{side}"),
-                p_hinted=getattr(earlier_duel, f"p_hinted_{side}"),
-                setter_score=getattr(earlier_duel, f"setter_score_{side}"),
-                failed_unhinted_actions=failed,
-            ))
+            digests.append(_side_digest(duel=earlier_duel, side=side, failed=failed))
             if len(digests) >= MAX_DIGESTS:
                 return digests
+    return digests
+
+
+def _side_digest(*, duel: Duel, side: str, failed: list[list[str]]) -> str:
+    """One duel side's observe-mode digest: its environment, hint, figures, failed runs."""
+    environment, hint = getattr(duel, f"env_{side}"), getattr(duel, f"hint_{side}")
+    return prompts.observe_digest(
+        title=environment.title, author=getattr(duel, side).name, hint=hint.text,
+        p_unhinted=getattr(duel, f"p_unhinted_{side}"),
+        p_hinted=getattr(duel, f"p_hinted_{side}"),
+        setter_score=getattr(duel, f"setter_score_{side}"),
+        failed_unhinted_actions=failed,
+    )
+
+
+class DigestNotFound(LookupError):
+    """An earlier environment asked for by reference has no finished duel to digest."""
+
+
+def environment_digests(*, references: list[str]) -> list[str]:
+    """Observe-mode digests of chosen earlier environments, each named by its uuid or a prefix
+    of its design hash: the latest finished duel that played it, as observe mode writes it."""
+    if len(references) > MAX_DIGESTS:
+        raise DigestNotFound(f"at most {MAX_DIGESTS} digests fit one prompt")
+    digests = []
+    for reference in references:
+        chosen = Q(content_hash__startswith=str(reference).lower()[:64])
+        with contextlib.suppress(ValueError):
+            chosen |= Q(uuid=UUID(str(reference)))
+        environments = Environment.objects.filter(chosen, status=EnvironmentStatus.VALID)
+        duel = (Duel.objects.filter(Q(env_a__in=environments) | Q(env_b__in=environments),
+                                    status=Status.FINISHED)
+                .select_related("a", "b", "env_a", "env_b", "hint_a", "hint_b")
+                .order_by("-finished_at", "-pk").first())
+        chosen_ids = set(environments.values_list("pk", flat=True)[:1000])
+        side = None if duel is None else ("a" if duel.env_a_id in chosen_ids else "b")
+        if duel is None or getattr(duel, f"hint_{side}") is None:
+            raise DigestNotFound(f"no finished duel played an environment {str(reference)[:80]!r}"
+                                 " (name one by its uuid or a prefix of its design hash)")
+        failed = [
+            [step.action for step in episode.trajectory.filter(index__gte=1)]
+            for episode in Episode.objects.filter(
+                duel=duel, environment=getattr(duel, f"env_{side}"),
+                condition=Condition.UNHINTED, status=Status.FINISHED, success=False)
+        ]
+        digests.append(_side_digest(duel=duel, side=side, failed=failed))
     return digests

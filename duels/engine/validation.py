@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
 
+from duels.engine.replay_clock import REPLAY_CLOCK_OFFSET
 from duels.engine.validation_probes import JUNK_ACTIONS, PROBES
 from duels.engine.validation_static import determinism_findings
 from duels.engine.validation_transcript import (
@@ -26,6 +27,7 @@ from duels.engine.validation_transcript import (
     same_sandbox_problem,
 )
 from duels.models import Environment, EnvironmentStatus
+from duels.models.environments import report_invalid_reason
 from duels.players.answers import UNTITLED
 from sandbox_runner import (
     EnvCodeError,
@@ -64,6 +66,7 @@ class ValidationRun:
         self.warnings: list[str] = []
         self.limit_errors: list[str] = []
         self.max_steps: int | None = None
+        self.clock_offset = 0  # the fresh sandbox's clocks are moved (duels.engine.replay_clock)
 
     def record(self, name: str, passed: bool, detail: str) -> bool:
         self.checks[name] = {"name": name, "passed": passed, "detail": detail}
@@ -71,7 +74,8 @@ class ValidationRun:
 
     def in_fresh_sandbox(self, work: Callable[[Any], Any]) -> Any:
         """Run `work(sandbox)` in a newly loaded sandbox; sandbox errors propagate."""
-        with open_sandbox(self.source, limits=self.limits, backend=self.backend) as sandbox:
+        with open_sandbox(self.source, limits=self.limits, backend=self.backend,
+                          clock_offset=self.clock_offset) as sandbox:
             self.backend_used = sandbox.backend_name
             self.max_steps = sandbox.max_steps
             return work(sandbox)
@@ -155,6 +159,9 @@ def environment_validation_report(*, source: str, hint_texts: list[str],
         stage = {"check": "module_loads"}
         transcript = Transcript()
 
+        # The fresh sandbox runs with its clocks moved, so a time read anywhere shows.
+        run.clock_offset = 0 if repeat else REPLAY_CLOCK_OFFSET
+
         def play(sandbox, transcript=transcript, stage=stage, repeat=repeat) -> dict[str, Any]:
             transcript.clear()  # a retried attempt starts its transcript again
             return play_script(sandbox, transcript, stage, repeat=repeat)
@@ -237,6 +244,27 @@ def finish_limits_check(run: ValidationRun) -> None:
                "; ".join(run.limit_errors) or "every call stayed within the sandbox limits")
 
 
+def source_validate(*, source: str, hint_texts: list[str], name: str) -> dict[str, Any]:
+    """The validation report of `source` in this installation's sandbox, as a duel takes it:
+    an unexpected failure or a `max_steps` out of range is an invalid report with the reason.
+    Only SandboxUnavailable (no sandbox here: an infrastructure fault) escapes."""
+    try:
+        report = environment_validation_report(
+            source=source, hint_texts=hint_texts, backend=settings.ENVDUELS_SANDBOX)
+    except SandboxUnavailable:
+        raise
+    except Exception as error:
+        logger.exception("validating %s stopped on an unexpected error", name)
+        report = validation_error_report(
+            f"validation stopped on an unexpected error: {type(error).__name__}: {short(error)}")
+    max_steps = report.get("max_steps")
+    if max_steps is not None and (type(max_steps) is not int
+                                  or not MIN_STEPS <= max_steps <= MAX_STEPS):
+        report = validation_error_report(
+            f"max_steps {str(max_steps)[:40]} is outside {MIN_STEPS}..{MAX_STEPS}")
+    return report
+
+
 def environment_validate(*, environment: Environment) -> Environment:
     """Validate the environment in the sandbox and store the report, status and `max_steps`.
 
@@ -247,22 +275,8 @@ def environment_validate(*, environment: Environment) -> Environment:
     and the duel goes on.
     """
     hint_texts = list(environment.hints.values_list("text", flat=True))
-    try:
-        report = environment_validation_report(
-            source=environment.source, hint_texts=hint_texts, backend=settings.ENVDUELS_SANDBOX
-        )
-    except SandboxUnavailable:
-        raise
-    except Exception as error:
-        logger.exception("validating environment %s stopped on an unexpected error",
-                         environment.uuid)
-        report = validation_error_report(
-            f"validation stopped on an unexpected error: {type(error).__name__}: {short(error)}")
-    max_steps = report.get("max_steps")
-    if max_steps is not None and (type(max_steps) is not int
-                                  or not MIN_STEPS <= max_steps <= MAX_STEPS):
-        report = validation_error_report(
-            f"max_steps {str(max_steps)[:40]} is outside {MIN_STEPS}..{MAX_STEPS}")
+    report = source_validate(source=environment.source, hint_texts=hint_texts,
+                             name=f"environment {environment.uuid}")
     if environment.title == UNTITLED and environment.author_id is not None:
         report["warnings"] = [UNTITLED_WARNING, *report.get("warnings", [])]
     try:
@@ -292,9 +306,4 @@ def validation_store(*, environment: Environment, report: dict[str, Any]) -> Non
 
 def environment_invalid_reason(*, environment: Environment) -> str:
     """Return the failed checks of an invalid environment as one line a person can act on."""
-    if (environment.validation or {}).get("error"):
-        return f"invalid environment — {environment.validation['error']}"
-    checks = (environment.validation or {}).get("checks", [])
-    failed = [f"{check['name']}: {check.get('detail', '')}".strip(": ")
-              for check in checks if not check.get("passed")]
-    return "invalid environment — " + ("; ".join(failed) if failed else "validation failed")
+    return report_invalid_reason(environment.validation)

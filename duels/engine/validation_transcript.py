@@ -13,11 +13,11 @@ the source on the host (parsed, never run).
 from __future__ import annotations
 
 import ast
-import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from duels.engine.hint_search import hint_shown
 from duels.engine.validation_probes import solver_actions
 from sandbox_runner import EnvCodeError
 
@@ -222,19 +222,14 @@ def same_sandbox_problem(transcript: Transcript) -> str:
         transcript.part("play", "reference"), transcript.part("repeat"), where)
 
 
-def normalised(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().casefold()
-
-
 def hint_leaks(transcripts: list[Transcript], hint_texts: list[str]) -> list[str]:
-    """Where each hint (case and spacing ignored) appears in a text the environment returned."""
+    """Where each hint shows (duels.engine.hint_search: case, spacing and punctuation ignored,
+    a long run of its words counts) in a text the environment returned."""
     leaks = []
     for hint in hint_texts:
-        needle = normalised(hint)
-        if not needle:
-            continue
         place = next((entry for transcript in transcripts
-                      for entry, text in transcript.texts() if needle in normalised(text)), None)
+                      for entry, text in transcript.texts() if hint_shown(hint=hint, text=text)),
+                     None)
         if place is not None:
             kind = "reset text" if place.what == "reset" else "observation"
             leaks.append(f"the hint {shown(hint)} appears in the {kind} of {place.place()}")

@@ -18,6 +18,7 @@ from uuid import UUID
 from django.db import models
 from django.db.models import Prefetch, QuerySet
 
+from duels.error_text import error_for_reader
 from duels.exchange.identities import author_plain_name
 from duels.models import (
     Adjudication,
@@ -137,6 +138,9 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         # Absent, a side without an environment or with an invalid one is forfeited.
         _f("forfeit_a", "str", nullable=True),
         _f("forfeit_b", "str", nullable=True),
+        # Optional: why a side was voided after play, "" when it was not (absent: not voided).
+        _f("void_a", "str", nullable=True),
+        _f("void_b", "str", nullable=True),
     ),
     "episode": (
         _ref("duel", "duel", nullable=True),
@@ -338,6 +342,8 @@ def exchange_records(kind: str, queryset: QuerySet, *,
             record["author"] = author_plain_name(record["author"])
         elif kind == "player" and not player_servers:
             record.update(PLAYER_SERVER_FIELDS)
+        elif kind == "episode" and not player_servers:  # errors name the servers too
+            record["error"] = error_for_reader(record["error"], staff=False)
         yield record
 
 

@@ -27,7 +27,13 @@ from duels.exchange.team_import import (
     team_record_build,
 )
 from duels.exchange.team_records import TEAM_KINDS
-from duels.exchange.validate import BATCH, ImportPlan, exchange_validate, import_forfeit
+from duels.exchange.validate import (
+    BATCH,
+    FORFEIT_CHARS,
+    ImportPlan,
+    exchange_validate,
+    import_forfeit,
+)
 from duels.models import (
     Annotation,
     Condition,
@@ -204,6 +210,8 @@ class _Writer:
                         for side in ("a", "b")}
             return Duel(
                 uuid=uuid, forfeit_a=forfeits["a"], forfeit_b=forfeits["b"],
+                void_a=(record.get("void_a") or "")[:FORFEIT_CHARS],
+                void_b=(record.get("void_b") or "")[:FORFEIT_CHARS],
                 tournament_id=self.pk("tournament", record["tournament"]),
                 a_id=self.pk("player", record["a"]), b_id=self.pk("player", record["b"]),
                 env_a_id=self.pk("environment", record["env_a"]),

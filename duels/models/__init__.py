@@ -8,7 +8,7 @@ from duels.models.annotations import STARTER_TAGS, Annotation, TargetKind
 from duels.models.common import DONE_STATUSES, Status
 from duels.models.duels import Duel, Outcome, Tournament
 from duels.models.environments import Environment, EnvironmentStatus, Hint, content_hash
-from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Step
+from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Proof, Step
 from duels.models.estimates import EnvironmentEstimate
 from duels.models.players import Player, Provider, builtin_player_uuid
 from duels.models.rubrics import (
@@ -18,6 +18,7 @@ from duels.models.rubrics import (
     ItemKind,
     QuestionKind,
     QueueKind,
+    QueueResults,
     Rubric,
 )
 from duels.models.studies import Study
@@ -44,6 +45,7 @@ __all__ = [
     "Condition",
     "EndReason",
     "Episode",
+    "Proof",
     "Step",
     "TargetKind",
     "STARTER_TAGS",
@@ -51,6 +53,7 @@ __all__ = [
     "QuestionKind",
     "Rubric",
     "QueueKind",
+    "QueueResults",
     "ItemKind",
     "AnnotationQueue",
     "Answer",

@@ -6,6 +6,7 @@ import uuid
 
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
 
 from duels.analytics.designs import content_hash, design_source  # noqa: F401 (re-exported)
 from duels.models.players import Player
@@ -83,6 +84,26 @@ class Environment(models.Model):
     @property
     def domain_or_family(self) -> str:
         return self.domain or self.family
+
+
+def voided_after_play(prefix: str = "") -> Q:
+    """Environments voided after play (duels.engine.voiding); `prefix` reaches them through a
+    relation (`environment__`)."""
+    return Q(**{f"{prefix}status": EnvironmentStatus.INVALID,
+                f"{prefix}validation__has_key": "after_play"})
+
+
+def report_invalid_reason(report: dict | None) -> str:
+    """The failed checks of a validation report as one line a person can act on."""
+    if (report or {}).get("error"):
+        return f"invalid environment — {report['error']}"
+    after_play = (report or {}).get("after_play")
+    if isinstance(after_play, dict):
+        return f"invalid environment — voided after play: {after_play.get('reason', '')}"
+    checks = (report or {}).get("checks", [])
+    failed = [f"{check['name']}: {check.get('detail', '')}".strip(": ")
+              for check in checks if not check.get("passed")]
+    return "invalid environment — " + ("; ".join(failed) if failed else "validation failed")
 
 
 def version_name(*, slot: str, revision: int) -> str:

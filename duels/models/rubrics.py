@@ -159,3 +159,24 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"{self.question} on {self.design[:12]}"
+
+
+class QueueResults(models.Model):
+    """A queue's agreement or ranking, computed once per revision of its answers (the
+    results page reads it instead of recomputing; duels/services/queue_results.py)."""
+
+    queue = models.ForeignKey(AnnotationQueue, on_delete=models.CASCADE,
+                              related_name="computed_results")
+    kind = models.CharField(max_length=16)  # "agreement" or "ranking"
+    revision = models.CharField(max_length=200, blank=True)  # of `data`
+    data = models.JSONField(null=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    pending = models.CharField(max_length=200, blank=True)  # a revision being computed
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "kind"], name="queue_results_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.queue_id} at {self.revision}"

@@ -10,6 +10,7 @@ from uuid import UUID
 from django.db.models import Max, QuerySet
 from django.shortcuts import get_object_or_404
 
+from duels.error_text import error_for_reader
 from duels.models import DONE_STATUSES, Condition, Episode, Step
 from duels.models.episodes import step_is_format_reminder
 from duels.selectors.episode_end import episode_end_summary
@@ -91,14 +92,17 @@ class EpisodeState:
     output_tokens: int = 0
     cost: float = 0.0
 
-    def status_message(self) -> dict:
+    def status_message(self, *, staff: bool = False) -> dict:
+        """The websocket's `episode.status` message; its error as this reader may read it
+        (duels/error_text.py: whole for staff only)."""
+        error = error_for_reader(self.error, staff=staff)
         return {
             "type": "episode.status",
             "episode": self.uuid,
             "status": self.status,
             "success": self.success,
             "end_reason": self.end_reason,
-            "error": self.error,
+            "error": error,
             "steps": self.steps,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -107,7 +111,7 @@ class EpisodeState:
                 status=self.status,
                 success=self.success,
                 end_reason=self.end_reason,
-                error=self.error,
+                error=error,
                 steps=self.steps,
             ),
         }

@@ -216,12 +216,23 @@ def query_with(context, **changes) -> str:
     return f"?{encoded}" if encoded else "?"
 
 
-@register.simple_tag
-def episode_end(episode) -> dict | None:
+@register.simple_tag(takes_context=True)
+def episode_end(context, episode) -> dict | None:
     """How an ended episode ended, as the replay's banner says it (`{"kind", "title",
-    "detail"}`; None while it runs): a normal loss is `lost`, never an error."""
+    "detail"}`; None while it runs): a normal loss is `lost`, never an error. Its error as the
+    page's reader may read it."""
     from duels.selectors.episode_end import episode_end_summary
 
     return episode_end_summary(status=episode.status, success=episode.success,
-                               end_reason=episode.end_reason, error=episode.error,
+                               end_reason=episode.end_reason,
+                               error=error_for(episode.error, context.get("user")),
                                steps=episode.steps)
+
+
+@register.filter
+def error_for(text: str | None, user=None) -> str:
+    """An error text as `user` may read it (duels/error_text.py): whole for staff only; a
+    page without a user (a published site) shows what anyone else sees."""
+    from duels.error_text import error_for_reader, reader_is_staff
+
+    return error_for_reader(text, staff=reader_is_staff(user))

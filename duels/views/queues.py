@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from duels.models import AnnotationQueue, ItemKind, QuestionKind, Rubric
+from duels.models import AnnotationQueue, Answer, ItemKind, QuestionKind, Rubric
 from duels.queue_forms import (
     SOURCE_LABELS,
     QueueForm,
@@ -54,6 +54,7 @@ from duels.services.annotation_access import (
     rubric_can_edit,
 )
 from duels.services.answers import AnswerError, adjudication_save, answer_save
+from duels.services.queue_results import AGREEMENT, RANKING, queue_results
 from duels.services.queues import QueueError, queue_create, queue_set_annotators
 from duels.services.rubrics import RubricError, rubric_create, rubric_revise
 from duels.views.common import streaming_download
@@ -133,10 +134,11 @@ def queue_new_page(request: HttpRequest) -> HttpResponse:
                   status=400 if form.errors else 200)
 
 
-def _side(environment) -> dict:
-    """What the work page shows of one design: figures, hints and source with its notes."""
+def _side(environment, design: str) -> dict:
+    """What the work page shows of one design: figures, hints and source with its notes; only
+    its hash when no copy is stored here (a queue imported without its environments)."""
     if environment is None:
-        return {}
+        return {"missing": design}
     return {"environment": environment, "hints": list(environment.hints.all()),
             "card": environment_card(outcomes=environment_outcomes(environment=environment)),
             "source_lines": environment_source_lines(environment=environment),
@@ -149,10 +151,12 @@ ITEM_STEPS = 40  # an episode item shows its first steps; the replay has the res
 def _item_side(queue: AnnotationQueue, view) -> dict:
     """What the work page shows of one item: a design (as `_side`), an episode's first steps,
     or one step with the observation before it."""
+    if view is not None and view.object is None and queue.item_kind == ItemKind.DESIGN:
+        return {**_side(None, view.key), "kind": ItemKind.DESIGN}  # its hash, and why
     if view is None or view.object is None:
         return {"missing": view.label if view else "", "kind": queue.item_kind}
     if queue.item_kind == ItemKind.DESIGN:
-        return {**_side(view.object), "kind": ItemKind.DESIGN}
+        return {**_side(view.object, view.key), "kind": ItemKind.DESIGN}
     if queue.item_kind == ItemKind.EPISODE:
         episode = view.object
         return {"kind": ItemKind.EPISODE, "view": view, "episode": episode,
@@ -243,14 +247,27 @@ def queue_results_page(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
                "can_manage": queue_can_manage(user=request.user),
                "can_annotate": queue_can_annotate(queue=queue, user=request.user),
                "annotators": list(queue.annotators.order_by("username"))}
+    # Computed once per revision of the answers (duels/services/queue_results.py).
     if queue.is_pairwise:
-        context["ranking"] = queue_ranking(queue=queue)
+        figures, current = queue_results(queue=queue, kind=RANKING)
+        context["ranking"] = queue_ranking(queue=queue, figures=figures, viewer=request.user)
     else:
-        context["agreement"] = queue_agreement(queue=queue)
+        figures, current = queue_results(queue=queue, kind=AGREEMENT)
+        context["agreement"] = (queue_agreement(queue=queue, figures=figures,
+                                                viewer=request.user) if figures else None)
         verdicts = label_verdicts(queue=queue)
+        if not request.user.is_staff:
+            # Blind, as the disagreements: the labels others gave a design show once the
+            # reader has given theirs (docs/annotating.md).
+            mine = set(Answer.objects.filter(queue=queue, annotator=request.user)
+                       .values_list("design", flat=True))
+            hidden = {v.design for v in verdicts if v.design not in mine}
+            verdicts = [v for v in verdicts if v.design in mine]
+            context["labels_hidden"] = len(hidden)
         names = design_representatives(content_hashes=[v.design for v in verdicts])
         context["label_verdicts"] = [{"verdict": v, "environment": names.get(v.design)}
                                      for v in verdicts]
+    context["figures_current"] = current
     return render(request, "duels/queues/results.html", context)
 
 

@@ -2,7 +2,8 @@
 
     manifest.json            {"format_version": 1, "environments": [row, ...]}
     environments/<author>/env_NNN/<design short hash>/environment.py   the class
-                                                     /privileged.json  the hint
+                                                     /privileged.json  the hint (or
+                                                                       graded hint_1, hint_2)
                                                      /metadata.json    benchmark seeds, figures
     _envduels/sandbox_runner/                        EnvDuels' sandbox runner (a copy)
     README.md
@@ -50,6 +51,15 @@ def benchmark_seeds(item: TrainingItem) -> list[int]:
     return sorted(set(Episode.objects.filter(environment__uuid__in=environments,
                                              duel__isnull=False)
                       .values_list("seed", flat=True)))
+
+
+def privileged_hints(item: TrainingItem) -> dict[str, str]:
+    """The design's hints as the original format names them: `hint_1` and `hint_2` when it has
+    graded hints of both levels, else its one `hint` (`{}` when it has none)."""
+    graded = {level: text for level, text in item.hint_levels if text.strip()}
+    if {1, 2} <= set(graded):
+        return {"hint_1": graded[1], "hint_2": graded[2]}
+    return {"hint": item.hint} if item.hint and item.hint.strip() else {}
 
 
 def class_source(item: TrainingItem, env_id: str) -> str:
@@ -114,10 +124,10 @@ def envduels_v1_write(*, items: Sequence[TrainingItem], out: Path) -> Path:
                    "author": item.author, "content_hash": item.content_hash,
                    "design": item.design, "environment": item.environment,
                    "benchmark_seeds": seeds}
-            if item.hint and item.hint.strip():
+            if hints := privileged_hints(item):
                 row["privileged"] = f"{env_id}/privileged.json"
                 (folder / "privileged.json").write_text(json.dumps(
-                    {"environment_id": env_id, "hints": {"hint": item.hint}},
+                    {"environment_id": env_id, "hints": hints},
                     ensure_ascii=False, indent=1), encoding="utf-8")
             (folder / "metadata.json").write_text(json.dumps(
                 {"environment_id": env_id, "benchmark_seeds": seeds, "title": item.title,

@@ -63,6 +63,9 @@ def _human(result: dict, *, status: str) -> str:
         if row["forfeit_reason"]:
             lines.append(f"  {side.upper()} {row['player']}: forfeit — {row['forfeit_reason']}")
             continue
+        if row.get("voided"):
+            lines.append(f"  {side.upper()} {row['player']}: {row['void_reason']}")
+            continue
         lines.append(
             f"  {side.upper()} {row['player']} as setter: p_unhinted {figure(row['p_unhinted'])}, "
             f"p_hinted {figure(row['p_hinted'])}, hint gain {hint_gain_text(row['hint_gain'])}, "

@@ -9,11 +9,17 @@ envduels: the exchange format (docs/exchange-format.md); filters narrow to duels
 pass rates.
 chat: solver episodes as OpenAI fine-tuning chats (--success yes|no, --condition hinted|unhinted,
 --thinking to keep each reply's reasoning as `reasoning_content`).
+setter-chat: every setter answer with the messages it was sent and the setter score it earned
+(--valid yes|no, --min-setter-score S, --player, --tournament, --study UUID).
 verifiers, gymnasium, trl: a curated training set as an RL-trainer package written to the directory
 --out (set options as for `manage.py training_set`: --size, --per-cluster, --author, --family,
 --tournament, --round, --pass-low, --pass-high, --name).
 envduels-v1: the same set in the original harness's format-version-1 layout (manifest.json, one
 class per design that runs it in the sandbox runner), written to the directory --out.
+verifiers-setter: the setter's seat as a verifiers taskset (a package in the directory --out,
+--name) that asks the `serve_envs --role setter` server at --server for prompts and rewards.
+harbor: the same set as Harbor task folders in the directory --out, one per design and seed and a
+hinted variant of each (--base-image IMAGE: the images' base, default the sandbox image).
 html: one self-contained replay file (opens from disk, no server) of --episode UUID (repeat it
 for a compare pair) or of every episode of --duel UUID.
 site: a static website of --tournament UUID (repeatable) written to the new folder --out, the
@@ -34,14 +40,17 @@ from django.utils import timezone
 from duels.exchange.html_replay import ReplayExportError, replay_chunks, replay_scope
 from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
 from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
+from duels.exchange.setter_chat import SetterChatFilters
 from duels.exchange.streams import FORMATS, ExportRequest, export_lines
 from duels.exchange.trainers.envduels_v1 import envduels_v1_write
+from duels.exchange.trainers.harbor import harbor_write
+from duels.exchange.trainers.setter_taskset import setter_taskset_write
 from duels.management.commands.training_set import add_set_arguments, set_filters
 from duels.models import Condition, Outcome, Status
 from duels.selectors.training_sets import training_set_select
 from duels.wording import count_noun
 
-TRAINER_FORMATS = ("envduels-v1",)
+TRAINER_FORMATS = ("envduels-v1", "harbor")
 
 
 def export_request(options: dict[str, Any]) -> ExportRequest:
@@ -66,6 +75,10 @@ def export_request(options: dict[str, Any]) -> ExportRequest:
         format=options["format"], scope=scope, duels=duels, environments=environments,
         success={"yes": True, "no": False, None: None}[options["success"]],
         condition=options["condition"], thinking=options["thinking"],
+        setters=SetterChatFilters(
+            valid={"yes": True, "no": False, None: None}[options["valid"]],
+            min_setter_score=options["min_setter_score"], player=options["player"],
+            tournament=options["tournament"], study=options["study"]),
     )
 
 
@@ -92,7 +105,7 @@ class Command(BaseCommand):
                                  "var/exports/FORMAT-TIME.jsonl (a directory for verifiers and "
                                  "gymnasium packages, a .html file for html).")
         parser.add_argument("--format", choices=[*FORMATS, *PACKAGE_FORMATS, *TRAINER_FORMATS,
-                                                 "html", "site"],
+                                                 "verifiers-setter", "html", "site"],
                             default="envduels")
         parser.add_argument("--episode", action="append", default=[],
                             help="html: an episode to put in the replay file (repeatable).")
@@ -118,7 +131,22 @@ class Command(BaseCommand):
         parser.add_argument("--condition", choices=Condition.values, default=None)
         parser.add_argument("--thinking", action="store_true",
                             help="chat: keep each reply's reasoning (reasoning_content).")
+        parser.add_argument("--valid", choices=["yes", "no"], default=None,
+                            help="setter-chat: only answers that became a valid environment "
+                                 "(yes) or only the others (no).")
+        parser.add_argument("--min-setter-score", type=float, default=None,
+                            help="setter-chat: only answers whose setter score is at least "
+                                 "this (answers not scored yet are left out).")
+        parser.add_argument("--study", default="", help="setter-chat: answers of this study "
+                                                        "(uuid).")
         add_set_arguments(parser, author=False, family=False, tournament=False)
+        parser.add_argument("--server", default="http://127.0.0.1:8010",
+                            help="verifiers-setter: the setter seat's server (serve_envs --role "
+                                 "setter), the taskset's default.")
+        parser.add_argument("--base-image", default="",
+                            help="harbor: the image the tasks' images build FROM (default the "
+                                 "sandbox image, ENVDUELS_SANDBOX_IMAGE; any image with "
+                                 "Python 3.10+).")
         parser.add_argument("--name", default="envduels-set",
                             help="verifiers/gymnasium: the package's name (its module name "
                                  "with - as _).")
@@ -131,7 +159,8 @@ class Command(BaseCommand):
             raise CommandError("name one --tournament (several go into one --format site only)")
         options["tournament"] = "".join(options["tournament"])
         if not options["out"]:
-            suffix = ("" if options["format"] in (*PACKAGE_FORMATS, *TRAINER_FORMATS)
+            suffix = ("" if options["format"] in (*PACKAGE_FORMATS, *TRAINER_FORMATS,
+                                                  "verifiers-setter")
                       else ".html" if options["format"] == "html" else ".jsonl")
             options["out"] = str(default_export_path(export_format=options["format"],
                                                      suffix=suffix))
@@ -140,6 +169,9 @@ class Command(BaseCommand):
             try:
                 if options["format"] == "envduels-v1":
                     out = envduels_v1_write(items=items, out=Path(options["out"]))
+                elif options["format"] == "harbor":
+                    out = harbor_write(items=items, out=Path(options["out"]),
+                                       base_image=options["base_image"] or None)
                 else:
                     out = rl_package_write(items=items, package_format=options["format"],
                                            out=Path(options["out"]), name=options["name"])
@@ -150,6 +182,14 @@ class Command(BaseCommand):
             return
         if options["format"] == "html":
             self.write_replay(options)
+            return
+        if options["format"] == "verifiers-setter":
+            try:
+                out = setter_taskset_write(out=Path(options["out"]), name=options["name"],
+                                           server=options["server"])
+            except (PackageError, OSError) as exc:
+                raise CommandError(str(exc)) from exc
+            self.stderr.write(f"wrote the setter seat's verifiers taskset to {out}")
             return
         lines = export_lines(request=export_request(options))
         count = 0

@@ -247,6 +247,7 @@ def test_near_miss_method_names_are_warnings(any_backend):
     assert report_for(MAZE_ENV, any_backend)["warnings"] == []
 
 
+@pytest.mark.django_db  # it also reads whether this design was voided after play here
 def test_validate_environment_prints_the_warnings(any_backend, settings, tmp_path):
     from io import StringIO
 

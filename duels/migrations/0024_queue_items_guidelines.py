@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('duels', '0021_studies_versions_domains'),
+        ('duels', '0023_queue_results'),
     ]
 
     operations = [
