@@ -80,7 +80,8 @@ class _Writer:
         self.write(relative, render_to_string(name, context, request=request))
 
     def _extra(self) -> dict:
-        return {"site_tournaments": self.tournaments, "site_made_at": self.made_at}
+        return {"site_tournaments": self.tournaments, "site_made_at": self.made_at,
+                "site_leaves_notes": self.leave.notes}
 
 
 def _uuids(values: list[str | UUID]) -> list[UUID]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from duels.units import hint_gain_interval_text, hint_gain_text
+
 UNKNOWN = "—"
 NO_INTERVAL = "interval: not enough data"
 
@@ -66,7 +68,8 @@ def analytics_lines(data: dict[str, Any], *, limit: int = 10) -> list[str]:
     for row in data.get("setters") or []:
         lines.append(
             f"  {row['player']:<28} {figure(row.get('setter_score')):>5}  "
-            f"{interval(row.get('low'), row.get('high'))}  hint gain {figure(row.get('hint_gain'))}"
+            f"{interval(row.get('low'), row.get('high'))}  "
+            f"hint gain {hint_gain_text(row.get('hint_gain'))}"
         )
     lines.append("solvers (unhinted pass rate on others' valid environments)")
     for row in data.get("solvers") or []:
@@ -100,7 +103,8 @@ def _blocks(data: dict[str, Any], *, limit: int) -> list[str]:
         flags = ", ".join(row.get("flags") or []) or "no flags"
         lines.append(
             f"  {row['uuid']} by {row.get('author') or UNKNOWN}: hint gain "
-            f"{figure(row.get('hint_gain'))} {interval(row.get('low'), row.get('high'))} ({flags})"
+            f"{hint_gain_text(row.get('hint_gain'))} "
+            f"{hint_gain_interval_text(row.get('low'), row.get('high')) or NO_INTERVAL} ({flags})"
         )
     convergence = data.get("convergence") or {}
     lines.append(
