@@ -79,6 +79,7 @@ bench: install
 	$(BIN)/python benchmarks/sandbox_bench.py
 	$(BIN)/python benchmarks/tournament_bench.py
 	$(BIN)/python benchmarks/web_bench.py
+	$(BIN)/python benchmarks/first_load_bench.py
 	$(BIN)/python benchmarks/viewer_bench.py
 	$(BIN)/python benchmarks/exchange_bench.py
 	$(BIN)/python benchmarks/validation_bench.py

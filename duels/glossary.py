@@ -28,7 +28,9 @@ GLOSSARY: tuple[Term, ...] = (
          "Share of the same k seeds the solver passed with the setter's hint.",
          "p_h = passed hinted seeds / k"),
     Term("hint_gain", "hint gain",
-         "How much the hint helped: positive when the setter located the real difficulty.",
+         "How much the hint helped: positive when the setter located the real difficulty. "
+         "Written in percentage points everywhere (+12 pp: the hinted pass rate is 12 points "
+         "above the unhinted one); JSON and CSV outputs keep the fraction (0.12).",
          "g = p_h − p_u"),
     Term("setter_score", "setter score",
          "1 when the environment is failed without the hint and passed with it; 0 when it is "

@@ -73,6 +73,18 @@ def queue_results_task(queue_uuid: str, kind: str) -> str:
     return kind
 
 
+# --- Players ----------------------------------------------------------------------------------
+
+
+@task(queue_name="default")
+def player_check_task(player_uuid: str) -> bool:
+    from duels.models import Player
+    from duels.services.player_checks import player_check_run
+
+    player = Player.objects.filter(uuid=player_uuid).first()
+    return player is not None and player_check_run(player=player).ok
+
+
 tasks_register(
     tournament_drive=tournament_drive_task,
     duel_drive=duel_drive_task,
@@ -81,4 +93,5 @@ tasks_register(
     analytics_refresh=analytics_refresh_task,
     study_figures_refresh=study_figures_refresh_task,
     queue_results=queue_results_task,
+    player_check=player_check_task,
 )

@@ -313,9 +313,12 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"expected_refusals": {"()": "envduels_site.log_filters.ExpectedRefusals"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("ENVDUELS_LOG_LEVEL", "INFO")},
     "loggers": {
+        # A 403 is an answer, not a crash: its line without the traceback (log_filters.py).
+        "django.request": {"filters": ["expected_refusals"]},
         "django.channels.server": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
     },

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from duels.analytics import charts
+from duels.analytics.bootstrap import BOOTSTRAP_RESAMPLES
 from duels.analytics.compliance import format_error_rates
 from duels.analytics.convergence import convergence_fit
 from duels.analytics.data import AnalyticsInput
@@ -114,7 +115,7 @@ def analytics_compute(
     data: AnalyticsInput,
     *,
     computed_at: datetime | None = None,
-    resamples: int = 1000,
+    resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
 ) -> dict:
     """All figures, deterministic for a given `seed`."""

@@ -46,8 +46,12 @@ MAX_SOURCE_BYTES = 64 * 1024
 MAX_FINDINGS_SHOWN = 5
 UNTITLED_WARNING = (f"the setter's answer gave no title (no TITLE: line); it is shown as "
                     f"'{UNTITLED}'")
-CHECK_NAMES = ("source_size", "module_loads", "deterministic", "three_seeds_reset",
-               "junk_actions", "reference_solution", "hint_not_leaked", "within_limits")
+# In the order they run (the report lists them so, and a check an earlier failure stopped says
+# so after it): the first sandbox resets three seeds, plays junk, probes and announced actions,
+# replays the reference and plays the solver's game again; then the two sandboxes' answers are
+# compared (deterministic) and searched for the hint.
+CHECK_NAMES = ("source_size", "module_loads", "three_seeds_reset", "junk_actions",
+               "reference_solution", "deterministic", "hint_not_leaked", "within_limits")
 
 
 class ValidationRun:
@@ -165,10 +169,12 @@ def environment_validation_report(*, source: str, hint_texts: list[str],
         played = run.attempt(lambda stage=stage: stage["check"], play)
         if stage["check"] != "module_loads":
             run.record("module_loads", True, f"Environment loaded; max_steps = {run.max_steps}")
+        if not transcripts:
+            # What the checks before a failure found is reported too (a failed one keeps its
+            # failure): only the checks after it read "not run".
+            record_first_pass(run, stage if played is None else played)
         if played is None:
             break
-        if not transcripts:
-            record_first_pass(run, played)
         transcripts.append(transcript)
     if transcripts:
         leaks = hint_leaks(transcripts, hint_texts)
@@ -192,19 +198,30 @@ NO_REFERENCE = "no reference_solution (optional)"
 
 
 def record_first_pass(run: ValidationRun, played: dict[str, Any]) -> None:
-    """Record the checks the first sandbox decides on its own."""
-    run.record("three_seeds_reset", all(text.strip() for text in played["resets"].values()),
-               f"seeds {list(VALIDATION_SEEDS)} reset to non-empty text")
+    """Record the checks the first sandbox decides on its own (those it got to, when it
+    stopped early; a check already recorded as failed stays so)."""
+    def record(name: str, passed: bool, detail: str) -> None:
+        if name not in run.checks:
+            run.record(name, passed, detail)
+
+    if "resets" not in played:
+        return
+    record("three_seeds_reset", all(text.strip() for text in played["resets"].values()),
+           f"seeds {list(VALIDATION_SEEDS)} reset to non-empty text")
+    if "actions" not in played:
+        return
     announced = len(played["actions"]) - len(JUNK_ACTIONS) - len(PROBES)
-    run.record("junk_actions", True, (
+    record("junk_actions", True, (
         f"{len(JUNK_ACTIONS)} junk actions, the probes {', '.join(PROBES)} and {announced} "
         "action(s) announced in the reset texts gave well-formed results"))
+    if "has_reference" not in played:
+        return
     if not played["has_reference"]:
-        run.record("reference_solution", True, NO_REFERENCE)
+        record("reference_solution", True, NO_REFERENCE)
         return
     failures = [text for text in played["replays"] if text]
-    run.record("reference_solution", not failures,
-               "; ".join(failures) or f"replays succeed for seeds {list(REFERENCE_SEEDS)}")
+    record("reference_solution", not failures,
+           "; ".join(failures) or f"replays succeed for seeds {list(REFERENCE_SEEDS)}")
 
 
 def report_check_passed(report: dict[str, Any] | None, name: str) -> bool:

@@ -103,20 +103,25 @@ class Transcript:
                 if "observation" in entry.values]
 
 
-def play_script(sandbox, transcript: Transcript, stage: dict[str, str], *,
+def play_script(sandbox, transcript: Transcript, stage: dict[str, Any], *,
                 repeat: bool) -> dict[str, Any]:
     """Play validation's script in `sandbox`, recording into `transcript`; `stage["check"]`
-    names the check a failure belongs to. With `repeat`, the solver's game is played twice."""
+    names the check a failure belongs to, and `stage` keeps what the checks before it found
+    (`resets`, `actions`, `replays`, `has_reference`), so a failure later on still reports them.
+    With `repeat`, the solver's game is played twice."""
     stage["check"] = "three_seeds_reset"
     resets = {seed: transcript.reset(sandbox, seed) for seed in VALIDATION_SEEDS}
+    stage["resets"] = resets
     stage["check"] = "junk_actions"
     transcript.actions = solver_actions(list(resets.values()))
     transcript.mark("play")
     play_solver_game(sandbox, transcript)
+    stage["actions"] = transcript.actions
     stage["check"] = "reference_solution"
     transcript.mark("reference")
     replays = ([replay_reference(sandbox, transcript, seed) for seed in REFERENCE_SEEDS]
                if sandbox.has_reference else [])
+    stage.update(replays=replays, has_reference=sandbox.has_reference)
     if repeat:
         stage["check"] = "deterministic"
         transcript.mark("repeat")

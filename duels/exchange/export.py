@@ -29,6 +29,7 @@ from duels.models import (
     Environment,
     Episode,
     Hint,
+    ItemKind,
     Outcome,
     Player,
     Provider,
@@ -256,6 +257,10 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("pairs", "list"),
         Field(name="annotators", type="names"),
         _f("created_at", "time"),
+        # Optional (older files lack them): what the items are — design content hashes,
+        # episode uuids or steps ("<episode uuid>:<index>") — and the annotators' guidelines.
+        _f("item_kind", "str", choices=tuple(ItemKind.values), optional=True, default="design"),
+        _f("guidelines", "str", optional=True, default=""),
     ),
     "answer": (
         _ref("queue", "queue"),
@@ -400,6 +405,7 @@ def _queue_records(queryset: QuerySet) -> Iterator[dict[str, Any]]:
             "annotators": sorted(author_plain_name(user.get_username())
                                  for user in queue.annotators.all()),
             "created_at": iso_time(queue.created_at),
+            "item_kind": queue.item_kind, "guidelines": queue.guidelines,
         }
 
 

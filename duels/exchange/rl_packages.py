@@ -23,6 +23,7 @@ from duels.exchange.trainers.common import (
     markdown_text,
 )
 from duels.selectors.training_sets import TrainingItem
+from duels.units import hint_gain_interval_text, hint_gain_text
 
 PACKAGE_FORMATS = ("verifiers", "gymnasium", "trl")
 INSTALL_ASK = "envduels @ <the path or URL of the EnvDuels installation that wrote this>"
@@ -111,8 +112,9 @@ def _readme(name: str, module: str, package_format: str, designs: list[dict], *,
         lines.append(
             f"| `{item['id']}` | {title} | {author} | {_figure(f.get('value'), 3)} | "
             f"{_figure(f.get('p_unhinted'))} | {_figure(f.get('p_hinted'))} | "
-            f"{_figure(f.get('hint_gain'))} [{_figure(f.get('gain_low'))}, "
-            f"{_figure(f.get('gain_high'))}] | {_figure(f.get('difficulty'))} | "
+            f"{hint_gain_text(f.get('hint_gain'))} "
+            f"{hint_gain_interval_text(f.get('gain_low'), f.get('gain_high'))} | "
+            f"{_figure(f.get('difficulty'))} | "
             f"{_figure(f.get('hint_effect'))} | `{item['content_hash']}` |")
     lines += ["", "Figures are defined on EnvDuels' /glossary/ page (training value: "
               "docs/flywheel.md in EnvDuels).", ""]

@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from duels.models import AnnotationQueue, Answer, EnvironmentEstimate, QuestionKind
+from duels.selectors.queue_items import queue_item_views
 from duels.selectors.queues import design_representatives, queue_adjudications
 
 LEVEL_OF_KIND = {QuestionKind.SINGLE: "nominal", QuestionKind.YESNO: "nominal",
@@ -193,9 +194,9 @@ def queue_agreement(*, queue: AnnotationQueue, figures: dict[str, Any],
             elif value is None:
                 continue
             entry["values"][username] = value
-    representatives = design_representatives(content_hashes=shown)
+    views = queue_item_views(queue=queue, keys=shown)  # a design, an episode or a step
     for design, item in entries.items():
-        item["environment"] = representatives.get(design)
+        item["view"] = views[design]
     return {"questions": figures["questions"], "answers": figures["answers"],
             "disputed": [entries[design] for design in shown],
             "disputed_total": len(disputed), "disputed_more": len(disputed) - len(shown),

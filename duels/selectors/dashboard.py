@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from duels.analytics.flywheel_charts import flywheel_latest_alarms
@@ -39,8 +39,13 @@ def dashboard_active_studies(*, limit: int = 5) -> list:
         .order_by("-created_at", "-pk")[:limit])
 
 
-def dashboard_latest_duels(*, limit: int = 10) -> QuerySet[Duel]:
-    return duel_list()[:limit]
+def dashboard_latest_duels(*, limit: int = 10) -> list[Duel]:
+    """Running duels first (newest first), then the newest of the others: a demo that is still
+    starting has many pending duels, and a watcher looks for the one that streams. Two queries,
+    each down an index (status, created_at)."""
+    running = list(duel_list().filter(status=Status.RUNNING)[:limit])
+    others = duel_list().exclude(status=Status.RUNNING)
+    return running + list(others[: max(limit - len(running), 0)])
 
 
 def dashboard_leaderboard(*, limit: int = 10) -> dict:

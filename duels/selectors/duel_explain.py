@@ -10,7 +10,7 @@ from __future__ import annotations
 from duels.analytics.proportions import newcombe_difference, wilson_interval
 from duels.models import Duel, Status
 from duels.scoring import episode_passed
-from duels.templatetags.duels_format import pp
+from duels.units import hint_gain_text
 
 
 def _passed(episode) -> bool:
@@ -34,7 +34,7 @@ def _seeds(count: int) -> str:
 def _hint_clause(*, solver: str, p_unhinted: float, p_hinted: float, hint_gain: float,
                  flips: int) -> str:
     """What the hint did on this side, from its pass rates, hint gain and flips."""
-    gain = pp(hint_gain)
+    gain = hint_gain_text(hint_gain)
     if p_unhinted == 1:
         return (f"{solver} passed every seed without the hint: the environment is too easy, "
                 "so it scores 0.")

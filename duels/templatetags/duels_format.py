@@ -10,6 +10,8 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from duels.units import hint_gain_interval_text, hint_gain_text
+
 register = template.Library()
 # A published copy may leave costs out: while it renders, every amount the pages show reads
 # "withheld" (one switch for every page and partial, see duels/exchange/site/).
@@ -49,11 +51,9 @@ def signed(value: float | None, digits: int = 2) -> str:
 
 
 @register.filter
-def pp(value: float | None, digits: int = 0) -> str:
-    """A difference of two pass rates in percentage points, signed: 0.25 -> "+25 pp"."""
-    if value is None or value == "":
-        return "—"
-    return f"{signed(float(value) * 100, digits)} pp"
+def gain(value: float | None) -> str:
+    """A hint gain in percentage points, signed: 0.25 -> "+25 pp" (duels.units)."""
+    return hint_gain_text(value)
 
 
 @register.simple_tag
@@ -65,11 +65,9 @@ def pct_range(low: float | None, high: float | None) -> str:
 
 
 @register.simple_tag
-def pp_range(low: float | None, high: float | None) -> str:
-    """A 95% interval of a hint gain in percentage points: "[−10, +40] pp"."""
-    if low is None or high is None:
-        return ""
-    return f"[{signed(float(low) * 100, 0)}, {signed(float(high) * 100, 0)}] pp"
+def gain_range(low: float | None, high: float | None) -> str:
+    """A 95% interval of a hint gain: "[−10, +40] pp" (empty when unknown; duels.units)."""
+    return hint_gain_interval_text(low, high)
 
 
 @register.simple_tag
@@ -110,11 +108,12 @@ def bounds(value: list | tuple | None, digits: int = 2) -> str:
 
 
 @register.filter
-def pp_bounds(value: list | tuple | None) -> str:
-    """A 95% interval of a change in pass rate stored as [low, high]: "[−91, −1] pp"."""
+def gain_bounds(value: list | tuple | None) -> str:
+    """A 95% interval of a hint gain (or any difference of two pass rates) stored as
+    [low, high]: "[−91, −1] pp" (duels.units); "" when it is unknown."""
     if not isinstance(value, list | tuple) or len(value) != 2 or None in value:
         return ""
-    return pp_range(*value)
+    return hint_gain_interval_text(*value)
 
 
 @register.filter
@@ -128,6 +127,40 @@ def num(value: float | None, digits: int = 2) -> str:
     if value is None or value == "":
         return "—"
     return f"{float(value):.{int(digits)}f}"
+
+
+# A note longer than this many characters or lines is shown folded: its first lines, and the
+# whole note one click away (the cap on a note's length is MAX_TEXT_LENGTH, docs/security.md).
+NOTE_FOLD_CHARS = 600
+NOTE_FOLD_LINES = 8
+NOTE_PREVIEW_CHARS = 300
+NOTE_PREVIEW_LINES = 4
+
+
+@register.filter
+def note_preview(text: str) -> str:
+    """The first lines of a long note, ending in "…"; "" for a note short enough to show whole."""
+    text = text or ""
+    lines = text.splitlines()
+    if len(text) <= NOTE_FOLD_CHARS and len(lines) <= NOTE_FOLD_LINES:
+        return ""
+    preview = "\n".join(lines[:NOTE_PREVIEW_LINES])[:NOTE_PREVIEW_CHARS]
+    return preview.rstrip() + "…"
+
+
+@register.filter
+def figure_text(value) -> str:
+    """A figure of any kind as a card shows it: counts with thousands separated, fractions to
+    two decimals, words as they are, None as "—"."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool | str):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return num(value)
+    return str(value)
 
 
 @register.filter

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from functools import cache
+
+from django.contrib.staticfiles import finders
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
+from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
 from duels.selectors.dashboard import (
@@ -18,6 +22,7 @@ from duels.selectors.dashboard import (
 from duels.views import (
     duels_pages,
     environments,
+    episode_list,
     episodes,
     glossary,
     players,
@@ -54,13 +59,28 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "duels/home.html", context)
 
 
+@cache
+def _favicon() -> bytes:
+    with open(finders.find("favicon.svg"), "rb") as handle:
+        return handle.read()
+
+
+@require_GET
+@cache_control(public=True, max_age=86400)
+def favicon(request: HttpRequest) -> HttpResponse:
+    """`/favicon.ico`, which browsers ask for whatever the page names: the site's icon."""
+    return HttpResponse(_favicon(), content_type="image/svg+xml")
+
+
 urlpatterns = [
     path("", home, name="home"),
+    path("favicon.ico", favicon, name="favicon"),
     *search.urlpatterns,
     *replay_files.urlpatterns,
     *players.urlpatterns,
     *environments.urlpatterns,
     *duels_pages.urlpatterns,
+    *episode_list.urlpatterns,
     *episodes.urlpatterns,
     *tournaments.urlpatterns,
     *studies.urlpatterns,

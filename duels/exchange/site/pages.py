@@ -20,7 +20,9 @@ from django_htmx.middleware import HtmxDetails
 
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 _ADDRESS = re.compile(r'(?P<attr>href|src)="(?P<url>[/?][^"]*)"')
-_FORM = re.compile(r"<form\b.*?</form>", re.DOTALL)
+# Forms post to the server and go; one marked data-site-keep works in the page (the replay's
+# find box, answered from the steps the page holds).
+_FORM = re.compile(r"<form\b(?![^>]*\bdata-site-keep\b).*?</form>", re.DOTALL)
 _HTMX_ATTR = re.compile(r"\s(?:hx-[a-z-]+|data-panel-url)=(?:'[^']*'|\"[^\"]*\")")
 _SERVER_SCRIPT = re.compile(
     r'<script\b[^>]*src="/static/(?:django_htmx/[^"]+|js/(?:htmx-errors|live_focus|live_reply|'

@@ -85,7 +85,7 @@ class _Writer:
 
     def _extra(self) -> dict:
         return {"site_tournaments": self.tournaments, "site_studies": self.studies,
-                "site_made_at": self.made_at}
+                "site_made_at": self.made_at, "site_leaves_notes": self.leave.notes}
 
 
 def _uuids(values: list[str | UUID], what: str = "tournament") -> list[UUID]:

@@ -19,6 +19,7 @@ from duels.players.builtin import BUILTIN_PLAYER_SPECS
 from duels.services.players import player_seed_builtin
 from duels.studies.results import study_figures_refresh
 from duels.studies.scope import study_drive
+from duels.units import hint_gain_interval_text, hint_gain_text
 from tests.docs.documented import documented_json, key_paths
 from tests.helpers.studies import assert_every_version_played_once, builtin_players
 
@@ -81,9 +82,9 @@ def test_the_builtin_study_runs_to_its_end_and_its_hardening_shows(study_sandbox
     assert low <= change["p_unhinted_change"] <= high
     client.force_login(staff)
     page = client.get(f"/studies/{study.uuid}/").text
-    shown = f"{round(change['p_unhinted_change'] * 100):+d} pp".replace("-", "\u2212")
-    assert "What hardening changed" in page and shown in page
-    assert f"{round(low * 100):+d}".replace("-", "\u2212") in page  # its interval
+    assert "What hardening changed" in page
+    assert hint_gain_text(change["p_unhinted_change"]) in page
+    assert hint_gain_interval_text(low, high) in page  # its interval
 
 
 @pytest.mark.slow

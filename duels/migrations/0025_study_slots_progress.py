@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('duels', '0023_queue_results'),
+        ('duels', '0024_queue_items_guidelines'),
     ]
 
     operations = [
