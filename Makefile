@@ -84,6 +84,7 @@ bench: install
 	$(BIN)/python benchmarks/exchange_bench.py
 	$(BIN)/python benchmarks/validation_bench.py
 	$(BIN)/python benchmarks/analytics_bench.py
+	$(BIN)/python benchmarks/study_page_bench.py
 	$(BIN)/python benchmarks/study_figures_bench.py
 
 # A long tournament under every fault at once, invariants checked at the end

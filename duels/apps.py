@@ -37,8 +37,12 @@ class DuelsConfig(AppConfig):
     verbose_name = "Environment Duels"
 
     def ready(self) -> None:
-        from duels import tasks  # noqa: F401  registers the background tasks by name
+        # The background tasks register by name; each kind of run registers itself as the
+        # owner of its episodes (duels/engine/owners.py).
+        from duels import tasks  # noqa: F401
+        from duels.engine import duel_owner  # noqa: F401
         from duels.signals import data_changed
+        from duels.studies import owner  # noqa: F401
 
         post_migrate.connect(_step_search_index, sender=self)
         from django.contrib.auth import get_user_model

@@ -34,6 +34,18 @@ def episode_passed(*, status: str, success: bool | None) -> bool:
     return status == FINISHED and bool(success)
 
 
+# The status and end reason of an episode the environment's own fault ended (see EndReason).
+FAILED, ENVIRONMENT_FAULT = "failed", "env_error"
+
+
+def episode_decided(*, status: str, end_reason: str) -> bool:
+    """Whether an ended episode is a result of a field (a study's play, a panel's evaluation):
+    it finished, or the environment's own fault ended it (then it did not pass). One that
+    infrastructure faults or a cancellation ended is incomplete: never a result, as the
+    original harness leaves any status but success and failure out."""
+    return status == FINISHED or (status == FAILED and end_reason == ENVIRONMENT_FAULT)
+
+
 @dataclass(frozen=True)
 class SideResults:
     """What a duel holds for one side: its forfeit flag and success per seed in each condition."""

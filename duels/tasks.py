@@ -31,6 +31,13 @@ def duel_drive_task(duel_uuid: str) -> str:
     return duel_drive_in_worker(duel_uuid=duel_uuid)
 
 
+@task(queue_name="duels")
+def study_drive_task(study_uuid: str) -> str:
+    from duels.studies.scope import study_drive_in_worker
+
+    return study_drive_in_worker(study_uuid=study_uuid)
+
+
 @task(queue_name="default")
 def stale_work_sweep_task() -> list[str]:
     from duels.engine.workers import stale_work_sweep
@@ -46,6 +53,13 @@ def analytics_refresh_task() -> int:
     from duels.services.analytics import analytics_refresh
 
     return analytics_refresh().duration_ms
+
+
+@task(queue_name="analytics")
+def study_figures_refresh_task(study_uuid: str) -> int:
+    from duels.studies.results import study_figures_refresh_by_uuid
+
+    return study_figures_refresh_by_uuid(study_uuid=study_uuid)
 
 
 @task(queue_name="analytics")
@@ -74,8 +88,10 @@ def player_check_task(player_uuid: str) -> bool:
 tasks_register(
     tournament_drive=tournament_drive_task,
     duel_drive=duel_drive_task,
+    study_drive=study_drive_task,
     stale_work_sweep=stale_work_sweep_task,
     analytics_refresh=analytics_refresh_task,
+    study_figures_refresh=study_figures_refresh_task,
     queue_results=queue_results_task,
     player_check=player_check_task,
 )

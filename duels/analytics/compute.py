@@ -56,12 +56,12 @@ INTERVAL_METHODS = {
 MIN_DUELS = 1
 
 
-def _rounded(value):
+def rounded(value):
     """Round floats for storage, recursively; NaN and infinities become None."""
     if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
+        return {key: rounded(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_rounded(item) for item in value]
+        return [rounded(item) for item in value]
     if isinstance(value, float | np.floating):
         return clean(float(value))
     if isinstance(value, np.integer):
@@ -69,7 +69,7 @@ def _rounded(value):
     return value
 
 
-def _ratings(data: AnalyticsInput, games: list, resamples: int, seed: int) -> tuple:
+def ratings_table(data: AnalyticsInput, games: list, resamples: int, seed: int) -> tuple:
     """Rating rows (best first), the rating order, and the head-to-head matrices in it."""
     fit = ratings_fit(players=data.players, games=[(g.a, g.b, g.score) for g in games],
                       resamples=resamples, seed=seed)
@@ -96,6 +96,19 @@ def _ratings(data: AnalyticsInput, games: list, resamples: int, seed: int) -> tu
         win_rate.append(rate_row)
         duel_counts.append(count_row)
     return rows, order, win_rate, duel_counts, points, fit.boot_points
+
+
+def transitivity_table(points, boot_points, games: list, seed: int) -> dict | None:
+    """Transitivity of the head-to-head points and the held-out accuracy of Bradley–Terry."""
+    transitivity = transitivity_fit(points, boot_points)
+    accuracy = cross_validated_accuracy(games=[(g.a, g.b, g.score) for g in games], seed=seed)
+    if transitivity is not None or accuracy is not None:
+        transitivity = transitivity or {"cyclic_triads": None, "zeta": None,
+                                        "transitive_share": None}
+        transitivity["bt_accuracy"] = accuracy[0] if accuracy else None
+        transitivity["bt_accuracy_duels"] = accuracy[1] if accuracy else 0
+        transitivity["baseline"] = 0.5
+    return transitivity
 
 
 def analytics_compute(
@@ -146,11 +159,11 @@ def analytics_compute(
         environments=data.environments, episodes=data.episodes,
         irt_rows=result["irt"]["environments"] if result["irt"] else [])
     if not result["enough"]:
-        result = _rounded(result)
+        result = rounded(result)
         result["findings"] = findings_compute(result)
         return result
 
-    ratings, order, win_rate, duel_counts, points, boot_points = _ratings(
+    ratings, order, win_rate, duel_counts, points, boot_points = ratings_table(
         data, games, resamples, seed)
     result["ratings"] = ratings
 
@@ -184,15 +197,7 @@ def analytics_compute(
         setter_boot=strength.setter_boot, solver_boot=strength.solver_boot,
     )
 
-    transitivity = transitivity_fit(points, boot_points)
-    accuracy = cross_validated_accuracy(games=[(g.a, g.b, g.score) for g in games], seed=seed)
-    if transitivity is not None or accuracy is not None:
-        transitivity = transitivity or {"cyclic_triads": None, "zeta": None,
-                                        "transitive_share": None}
-        transitivity["bt_accuracy"] = accuracy[0] if accuracy else None
-        transitivity["bt_accuracy_duels"] = accuracy[1] if accuracy else 0
-        transitivity["baseline"] = 0.5
-    result["transitivity"] = transitivity
+    result["transitivity"] = transitivity_table(points, boot_points, games, seed)
 
     result["environments"] = environment_gains(environments=designs.environments,
                                                episodes=designs.episodes)
@@ -213,15 +218,15 @@ def analytics_compute(
         resamples=resamples, seed=seed,
     )
 
-    result = _rounded(result)
+    result = rounded(result)
     result["findings"] = findings_compute(result)
     figures = {"ratings": charts.ratings_figure(result["ratings"])}
-    figures.update(charts.head_to_head_figures(order, _rounded(win_rate), duel_counts))
+    figures.update(charts.head_to_head_figures(order, rounded(win_rate), duel_counts))
     figures["setter-solver"] = charts.roles_figure(result["setters"], result["solvers"])
     if result["environments"]:
         figures["hint-gain"] = charts.hint_gain_figure(result["environments"])
     if transfer_rows:
-        figures["transfer"] = charts.transfer_figure(_rounded(transfer_rows))
+        figures["transfer"] = charts.transfer_figure(rounded(transfer_rows))
     if result["observe_uplift"]:
         figures["observe"] = charts.observe_figure(result["observe_uplift"])
     if result["irt"]:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from uuid import UUID
 
 from django.conf import settings
@@ -74,6 +76,33 @@ def duel_cost_cap_check(*, duel: Duel) -> None:
         duel_spend_check(spend=spend)
 
 
+@dataclass(frozen=True)
+class SetterLedger:
+    """Where a setter's calls are recorded and paid: the ModelCall fields naming the run they
+    belong to (`{"duel": duel}`, `{"study": study}` …), the run's cost-cap check before each
+    call, and its charge (run inside the transaction that stores the call)."""
+
+    run: dict[str, Any]
+    cap_check: Callable[[], None]
+    charge: Callable[[float], None]
+
+
+def duel_ledger(*, duel: Duel) -> SetterLedger:
+    return SetterLedger(run={"duel": duel}, cap_check=lambda: duel_cost_cap_check(duel=duel),
+                        charge=lambda cost: duel_charge(duel=duel, cost=cost))
+
+
+@dataclass(frozen=True)
+class SetterReply:
+    """The setter's readable answer (or None with the `problem`), and the id of the stored
+    call it was read from (the repair's when there was one): that call is linked to the
+    environment the answer becomes, never the malformed one before it."""
+
+    answer: prompts.SetterAnswer | None
+    problem: str
+    call: int | None
+
+
 def _bounded_messages(messages: list[Message]) -> list[Message]:
     """The messages as stored: a repair request quotes the setter's whole earlier answer."""
     return [
@@ -83,11 +112,11 @@ def _bounded_messages(messages: list[Message]) -> list[Message]:
 
 
 def _setter_call(
-    *, duel: Duel, player: Player, role: str, messages: list[Message]
+    *, ledger: SetterLedger, player: Player, role: str, messages: list[Message]
 ) -> tuple[Completion, int]:
     """Make one setter call and store it as a ModelCall, failed or not; return the completion
     and the stored call's id."""
-    duel_cost_cap_check(duel=duel)
+    ledger.cap_check()
     try:
         completion = player_client(player).complete(
             messages,
@@ -95,7 +124,7 @@ def _setter_call(
             temperature=float(player.params.get("temperature", 0.0)),
         )
     except PlayerError as exc:
-        ModelCall.objects.create(duel=duel, player=player, role=role,
+        ModelCall.objects.create(**ledger.run, player=player, role=role,
                                  messages=_bounded_messages(messages), error=str(exc)[:2000])
         raise
     cost = completion_cost(player=player, completion=completion)
@@ -103,41 +132,49 @@ def _setter_call(
     # between the two left a stored call its duel and tournament never paid for.
     with transaction.atomic():
         call = ModelCall.objects.create(
-            duel=duel, player=player, role=role, messages=_bounded_messages(messages),
+            **ledger.run, player=player, role=role, messages=_bounded_messages(messages),
             reply=text_bound(completion.text, limit=SETTER_REPLY_CHARS),
             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
             latency_ms=completion.latency_ms, cost=cost,
         )
-        duel_charge(duel=duel, cost=cost)
+        if cost:
+            ledger.charge(cost)
     return completion, call.pk
 
 
-def setter_answer(
-    *, duel: Duel, player: Player, digests: list[str]
-) -> tuple[prompts.SetterAnswer | None, str, int | None]:
-    """Ask the setter for an environment; one repair on a malformed answer, then forfeit.
-    Returns (answer or None, forfeit reason, id of the stored call the answer was read from).
+def setter_answer(*, ledger: SetterLedger, player: Player,
+                  messages: list[Message]) -> SetterReply:
+    """Ask the setter for an environment; one repair on a malformed answer, then give up.
 
     A PlayerError (the provider still failing after the player's retries) is an infrastructure
-    fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py),
-    as does SandboxUnavailable when the prompt cannot name the sandbox's Python version.
+    fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py).
     """
-    messages = prompts.setter_messages(
-        python_version=sandbox_python_version(backend=settings.ENVDUELS_SANDBOX),
-        digests=digests or None)
-    completion, call = _setter_call(duel=duel, player=player, role=ModelCall.Role.SETTER,
+    completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.SETTER,
                                     messages=messages)
     try:
-        return prompts.parse_setter_answer(completion.text), "", call
+        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
     except prompts.SetterFormatError as first_error:
         repair = [*messages, {"role": "assistant", "content": completion.text},
                   prompts.repair_message(error=str(first_error))]
-    completion, call = _setter_call(duel=duel, player=player, role=ModelCall.Role.REPAIR,
+    completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.REPAIR,
                                     messages=repair)
     try:
-        return prompts.parse_setter_answer(completion.text), "", call
+        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
     except prompts.SetterFormatError as second_error:
-        return None, f"malformed answer after one repair request: {second_error}", None
+        return SetterReply(None, f"malformed answer after one repair request: {second_error}",
+                           None)
+
+
+def setter_python_version() -> str:
+    """The sandbox's exact Python version, named in every setter prompt (SandboxUnavailable
+    when no sandbox can say: an infrastructure fault, retried)."""
+    return sandbox_python_version(backend=settings.ENVDUELS_SANDBOX)
+
+
+def setter_call_point_at(*, call: int | None, environment: Environment) -> None:
+    """Record on the setter call an answer was read from the environment it became."""
+    if call is not None:
+        ModelCall.objects.filter(pk=call).update(environment=environment)
 
 
 def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSide:
@@ -155,10 +192,13 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
     answer, call = None, None
     if environment is None:
         setter = duel.a if side == "a" else duel.b
-        answer, forfeit, call = setter_answer(duel=duel, player=setter, digests=digests)
+        messages = prompts.setter_messages(python_version=setter_python_version(),
+                                           digests=digests or None)
+        reply = setter_answer(ledger=duel_ledger(duel=duel), player=setter, messages=messages)
+        answer, call = reply.answer, reply.call
         if answer is None:
-            Duel.objects.filter(pk=duel.pk).update(**{forfeit_field: forfeit})
-            return AuthoredSide(environment=None, hint=None, forfeit=forfeit)
+            Duel.objects.filter(pk=duel.pk).update(**{forfeit_field: reply.problem})
+            return AuthoredSide(environment=None, hint=None, forfeit=reply.problem)
     try:
         return _side_store_and_validate(duel=duel, side=side, answer=answer,
                                         environment=environment, hint=hint, call=call)
@@ -201,8 +241,8 @@ def _side_store_and_validate(*, duel: Duel, side: str, answer: prompts.SetterAns
                 **{env_field: environment, hint_field: hint})
             if not recorded:
                 transaction.set_rollback(True)
-            elif call is not None:
-                ModelCall.objects.filter(pk=call).update(environment=environment)
+            else:
+                setter_call_point_at(call=call, environment=environment)
         if not recorded:
             duel.refresh_from_db()
             environment, hint = getattr(duel, env_field), getattr(duel, hint_field)

@@ -16,16 +16,13 @@ from django.db.models import F
 from django.utils import timezone
 
 from duels.bounds import OBSERVATION_CHARS, REPLY_CHARS, THINKING_CHARS, text_bound
-from duels.engine.costs import CostCapReached, duel_spend_check
+from duels.engine.costs import CostCapReached
 from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready, doorbell_warm
-from duels.engine.duel_state import duel_state_forget, duel_state_read
-from duels.engine.duels import duel_fail
 from duels.engine.faults import (
     INFRASTRUCTURE,
     fault_describe,
     fault_is_lasting,
     fault_kind,
-    infra_gave_up_reason,
     infra_max_tries,
     infra_retry_at,
 )
@@ -36,11 +33,12 @@ from duels.engine.leases import (
     lease_deadline,
     worker_identity,
 )
+from duels.engine.owners import episode_owner, owner_stopped
 from duels.engine.partials import ReplyStreamer
 from duels.engine.proof import episode_provable, episode_prove, replay_alongside_open
 from duels.engine.replay_alongside import ReplayAlongside
 from duels.engine.solver_loop import EpisodeProgress, solver_loop
-from duels.models import Duel, EndReason, Episode, Status, Step, Tournament
+from duels.models import EndReason, Episode, Status, Step
 from duels.players import player_client
 from duels.players.actions import tool_action_sent
 from sandbox_runner import EnvCodeError, Sandbox
@@ -98,20 +96,17 @@ def episode_record_step(
     )
     held = Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner)
     deadline = lease_deadline()
+    run = episode_owner(episode) if cost else None  # who pays: its duel, its study …
     with transaction.atomic():
         # The conditional UPDATE comes first: it locks the row against a racing claim.
         owned = held.update(steps=index, lease_expires_at=deadline, **totals)
         if owned != 1:
             raise LeaseLost(f"episode {episode.uuid} is no longer held by {owner}")
         step.save(force_insert=True)
-        if cost and episode.duel_id:
-            Duel.objects.filter(pk=episode.duel_id).update(cost=F("cost") + cost)
-            if episode.duel.tournament_id:
-                Tournament.objects.filter(pk=episode.duel.tournament_id).update(
-                    cost=F("cost") + cost
-                )
-    if cost and episode.duel_id:
-        duel_state_forget(duel_id=episode.duel_id, tournament_id=episode.duel.tournament_id)
+        if run is not None:
+            run.charge(episode=episode, cost=cost)
+    if run is not None:
+        run.charged(episode=episode)
     return step
 
 
@@ -129,6 +124,9 @@ def episode_finish(
     if ended:
         episode.status, episode.end_reason, episode.success = status, end_reason, success
         doorbell_episode_ended(episode=episode)
+        run = episode_owner(episode)
+        if run is not None:
+            run.episode_ended(episode=episode)
     return ended == 1
 
 
@@ -139,12 +137,13 @@ def episode_release(*, episode: Episode, owner: str) -> None:
     )
 
 
-def _duel_state(episode: Episode) -> dict | None:
-    """What the solver loop asks of its duel before each model call: its status and what its
-    cost-cap check needs (None for an episode outside any duel; shared reads: duel_state.py)."""
-    if not episode.duel_id:
+def _owner_state(episode: Episode) -> dict | None:
+    """What the solver loop asks of the episode's owner (its duel, its study …) before each
+    model call: its status and what its cost-cap check needs (None for a lone episode)."""
+    run = episode_owner(episode)
+    if run is None:
         return None
-    return duel_state_read(duel_id=episode.duel_id)
+    return run.state(owner_id=run.owner_id(episode))
 
 
 def _replay(*, episode: Episode, sandbox, owner: str, protocol: str,
@@ -186,8 +185,8 @@ def _sent_by_tool(step: Step, protocol: str) -> str | None:
 
 class _StoredEpisode:
     """The solver loop's journal for an Episode row (solver_loop.EpisodeJournal): each step
-    stored and streamed as it is played, a resume replayed from the stored steps, the duel asked
-    before each model call."""
+    stored and streamed as it is played, a resume replayed from the stored steps, the episode's
+    owner (its duel, its study …: duels/engine/owners.py) asked before each model call."""
 
     def __init__(self, *, episode: Episode, owner: str, stop: threading.Event | None,
                  alongside: ReplayAlongside | None = None) -> None:
@@ -204,14 +203,15 @@ class _StoredEpisode:
                        protocol=protocol, alongside=self.alongside)
 
     def before_call(self) -> tuple[str, str, bool | None, str] | None:
-        duel_state = _duel_state(self.episode)
-        # A cancelled or failed duel: its episodes stop at their next step.
-        if duel_state and duel_state["status"] in (Status.CANCELLED, Status.FAILED):
-            return Status.CANCELLED, EndReason.CANCELLED, None, "the duel was cancelled"
+        run_state = _owner_state(self.episode)
+        # A cancelled or failed duel (or study …): its episodes stop at their next step.
+        if owner_stopped(run_state):
+            return (Status.CANCELLED, EndReason.CANCELLED, None,
+                    f"the {episode_owner(self.episode).noun} was cancelled")
         if self.stop is not None and self.stop.is_set():
             raise _Stopping
-        if duel_state:
-            duel_spend_check(spend=duel_state)
+        if run_state:
+            episode_owner(self.episode).spend_check(state=run_state)
         return None
 
     def streamer(self, *, index: int) -> ReplyStreamer:
@@ -254,7 +254,7 @@ def episode_run(
     """
     owner = owner or worker_identity()
     episode = Episode.objects.select_related(
-        "environment", "hint", "solver", "duel"
+        "environment", "hint", "solver", "duel", "study"
     ).get(pk=episode.pk)
     held = episode.status == Status.RUNNING and episode.lease_owner == owner
     if not held and not episode_claim(episode_id=episode.pk, owner=owner):
@@ -308,8 +308,8 @@ def _run_held(*, episode: Episode, owner: str, stop: threading.Event | None,
 
 def episode_infra_fault(*, episode: Episode, owner: str, error: BaseException) -> Episode:
     """Hand a held episode back after an infrastructure fault, to be resumed from its stored
-    steps after a backoff; once it has no tries left (or the fault is lasting) end it and fail
-    its duel, unscored.
+    steps after a backoff; once it has no tries left (or the fault is lasting) end it, never a
+    result, and tell its owner (a duel then ends failed, unscored).
 
     When even the database cannot be written, the lease simply runs out and another worker (or
     this one) resumes the episode.
@@ -323,9 +323,9 @@ def episode_infra_fault(*, episode: Episode, owner: str, error: BaseException) -
             Episode.objects.filter(pk=episode.pk).update(infra_faults=faults)
             ended = episode_finish(episode=episode, owner=owner, status=Status.FAILED,
                                    end_reason=EndReason.INFRA_ERROR, success=None, error=message)
-            if ended and episode.duel_id:
-                duel_fail(duel=episode.duel, reason=infra_gave_up_reason(
-                    what=f"episode {episode.uuid}", faults=faults, error=message))
+            run = episode_owner(episode)
+            if ended and run is not None:
+                run.gave_up(episode=episode, faults=faults, error=message)
         else:
             logger.warning("episode %s: infrastructure fault %d of %d, retrying: %s",
                            episode.uuid, faults, infra_max_tries(), message)

@@ -37,10 +37,12 @@ from duels.models import (
     Rubric,
     Status,
     Step,
+    Study,
     TargetKind,
     Tournament,
     TransferResult,
 )
+from duels.models.environments import version_name
 
 FORMAT = "envduels.v1"
 FORMAT_LINE = {"format": FORMAT}
@@ -66,6 +68,8 @@ class Field:
     # An optional field older files may lack: absent, it reads as `default`.
     optional: bool = False
     default: Any = None
+    # Computed from other fields when written (an environment's `version`), checked on import.
+    derived: bool = False
 
 
 def _f(name: str, type_: str, path: str = "", **options: Any) -> Field:
@@ -96,6 +100,19 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         # Optional (older files lack it): model size in billions of parameters.
         _f("parameters_b", "number", nullable=True, minimum=0),
     ),
+    # A study (a field run): its own kind; its versions and field plays refer to it.
+    "study": (
+        _f("name", "str"),
+        Field(name="players", type="refs", ref="player"),
+        _f("per_author", "int", minimum=1),
+        _f("seeds", "int", minimum=1),
+        _f("harden_rounds", "int", **_NONNEG),
+        _f("domains", "tags"),
+        _f("self_play", "bool"),
+        _f("observe", "bool"),
+        _f("status", "str", choices=_STATUSES),
+        _f("created_at", "time"),
+    ),
     "environment": (
         _f("title", "str"),
         _ref("author", "player", nullable=True),
@@ -105,11 +122,26 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         # Optional (older files lack it): the design key, SHA-256 of the normalised source; an
         # import checks it and files the environment under that design (merging into it).
         _f("content_hash", "str", nullable=True, optional=True),
+        # Optional (older files lack them): the kind of environment, its benchmark seeds, and
+        # its place in a study: the study, the slot, the revision after play (0 = first), the
+        # version it revises, and the version's name (`env_003/harden_01`, derived).
+        _f("domain", "str", optional=True, default=""),
+        _f("benchmark_seeds", "list", nullable=True, optional=True),
+        Field(name="study", type="ref", path="study__uuid", ref="study", nullable=True,
+              optional=True),
+        _f("slot", "str", optional=True, default=""),
+        _f("revision", "int", optional=True, default=0, **_NONNEG),
+        Field(name="parent", type="ref", path="parent__uuid", ref="environment", nullable=True,
+              optional=True),
+        Field(name="version", type="str", path="version", optional=True, default="",
+              derived=True),
     ),
     "hint": (
         _ref("environment", "environment"),
         _ref("author", "player", nullable=True),
         _f("text", "str"),
+        # Optional (older files lack it): the graded level, 1 unless the hint is a `hint_2`.
+        _f("level", "int", optional=True, default=1, minimum=1),
     ),
     "tournament": (
         _f("name", "str"),
@@ -144,6 +176,9 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
     ),
     "episode": (
         _ref("duel", "duel", nullable=True),
+        # Optional (older files lack it): the study whose field play this is.
+        Field(name="study", type="ref", path="study__uuid", ref="study", nullable=True,
+              optional=True),
         _ref("environment", "environment"),
         _ref("hint", "hint", nullable=True),
         _ref("solver", "player"),
@@ -251,6 +286,7 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
 KIND_ORDER: tuple[str, ...] = tuple(SCHEMA)
 MODELS: dict[str, type[models.Model]] = {
     "player": Player,
+    "study": Study,
     "environment": Environment,
     "hint": Hint,
     "tournament": Tournament,
@@ -293,9 +329,20 @@ def _values_paths(kind: str) -> list[str]:
     for field in SCHEMA[kind]:
         if field.type == "target":
             paths += ["environment__uuid", "episode__uuid"]
-        elif field.type not in ("refs", "names"):
+        elif field.type not in ("refs", "names") and not field.derived:
             paths.append(field.path)
     return paths
+
+
+def _derived(kind: str, name: str, record: dict[str, Any]) -> Any:
+    """A derived field's value from the record's other fields."""
+    if kind == "environment" and name == "version":
+        return version_name(slot=record["slot"], revision=record["revision"])
+    raise KeyError(f"no derived field {kind}.{name}")
+
+
+# Kinds whose records list their players (a many-to-many relation), read as one prefetch.
+WITH_PLAYERS = {"tournament", "study"}
 
 
 # Where a player's server is and how it is called (an internal host name is information), with
@@ -308,7 +355,7 @@ def exchange_records(kind: str, queryset: QuerySet, *,
     """Yield the records of `kind` for a queryset of its model, streaming in chunks; without
     `player_servers` a player's PLAYER_SERVER_FIELDS are blank."""
     fields = SCHEMA[kind]
-    if kind == "tournament":
+    if kind in WITH_PLAYERS:
         rows: Iterable[Any] = queryset.order_by("pk").prefetch_related(
             Prefetch("players", queryset=Player.objects.only("uuid"))
         ).iterator(chunk_size=200)
@@ -318,24 +365,22 @@ def exchange_records(kind: str, queryset: QuerySet, *,
     else:
         rows = queryset.order_by("pk").values(*_values_paths(kind)).iterator(chunk_size=CHUNK_SIZE)
     for row in rows:
-        if kind == "tournament":
-            yield {
-                "kind": kind,
-                "uuid": str(row.uuid),
-                "name": row.name,
-                "players": sorted(str(player.uuid) for player in row.players.all()),
-                "rounds": row.rounds,
-                "attempts": row.attempts,
-                "observe": row.observe,
-                "status": row.status,
-                "created_at": iso_time(row.created_at),
-            }
+        if kind in WITH_PLAYERS:
+            record = {"kind": kind, "uuid": str(row.uuid)}
+            for field in fields:
+                if field.name == "players":
+                    record["players"] = sorted(str(player.uuid) for player in row.players.all())
+                else:
+                    record[field.name] = _value(field, {field.path: getattr(row, field.path)})
+            yield record
             continue
         record: dict[str, Any] = {"kind": kind, "uuid": str(row["uuid"])}
         for field in fields:
             if field.type == "target":
                 target = row["environment__uuid"] or row["episode__uuid"]
                 record["target"] = str(target)
+            elif field.derived:
+                record[field.name] = _derived(kind, field.name, record)
             else:
                 record[field.name] = _value(field, row)
         if kind == "annotation":

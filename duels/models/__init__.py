@@ -21,7 +21,7 @@ from duels.models.rubrics import (
     QueueResults,
     Rubric,
 )
-from duels.models.studies import Study
+from duels.models.studies import SlotPhase, Study, StudySlot
 from duels.models.tokens import ApiToken, TokenScope
 from duels.models.transfer import AnalyticsSnapshot, TransferResult
 from duels.models.workers import WorkerHeartbeat
@@ -39,6 +39,8 @@ __all__ = [
     "EnvironmentEstimate",
     "Tournament",
     "Study",
+    "StudySlot",
+    "SlotPhase",
     "Outcome",
     "Duel",
     "ModelCall",

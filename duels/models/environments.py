@@ -59,6 +59,13 @@ class Environment(models.Model):
             models.Index(fields=["status"], name="env_status"),
             models.Index(fields=["study", "slot", "revision"], name="env_study_slot"),
         ]
+        constraints = [
+            # One environment per version of a study's slot: a second driver's answer for the
+            # same version is never stored beside the first.
+            models.UniqueConstraint(fields=["study", "author", "slot", "revision"],
+                                    condition=models.Q(study__isnull=False),
+                                    name="env_unique_study_version"),
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -54,6 +54,12 @@ class TrainingItem:
     training: dict[str, Any] = field(default_factory=dict)
     # Graded hints (level, text), ascending, the first hint of each level: (1, hint_1), (2, hint_2).
     hint_levels: tuple[tuple[int, str], ...] = ()
+    # A study's version (envduels-v1 of a study): its slot and version name, its domain and its
+    # stored benchmark seeds; empty outside a study.
+    slot: str = ""
+    version: str = ""
+    domain: str = ""
+    benchmark_seeds: tuple[int, ...] | None = None
 
     @property
     def value(self) -> float:

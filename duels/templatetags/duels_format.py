@@ -100,6 +100,29 @@ def env_name(environment) -> str:
 
 
 @register.filter
+def bounds(value: list | tuple | None, digits: int = 2) -> str:
+    """A 95% interval stored as [low, high]: "[0.12, 0.48]"; "" when it is unknown."""
+    if not isinstance(value, list | tuple) or len(value) != 2 or None in value:
+        return ""
+    return f"[{float(value[0]):.{int(digits)}f}, {float(value[1]):.{int(digits)}f}]"
+
+
+@register.filter
+def gain_bounds(value: list | tuple | None) -> str:
+    """A 95% interval of a hint gain (or any difference of two pass rates) stored as
+    [low, high]: "[−91, −1] pp" (duels.units); "" when it is unknown."""
+    if not isinstance(value, list | tuple) or len(value) != 2 or None in value:
+        return ""
+    return hint_gain_interval_text(*value)
+
+
+@register.filter
+def item(mapping: dict | None, key: str):
+    """`{{ row.intervals|item:"design" }}`: a mapping's value by a key a template names."""
+    return (mapping or {}).get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
 def num(value: float | None, digits: int = 2) -> str:
     if value is None or value == "":
         return "—"

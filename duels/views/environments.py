@@ -23,6 +23,7 @@ from duels.selectors.environments import (
 )
 from duels.selectors.labels import design_label_states
 from duels.selectors.source_view import environment_source_lines
+from duels.studies.selectors import version_field_results
 from duels.views.common import paginate
 
 DESIGN_DUELS_SHOWN = 100
@@ -99,6 +100,7 @@ def environment_detail(request: HttpRequest, environment_uuid: UUID) -> HttpResp
         "source_lines": environment_source_lines(
             environment=environment, line_start=line_start, line_end=line_end
         ),
+        "study_version": version_field_results(environment=environment),
     }
     return render(request, "duels/environments/detail.html", context)
 

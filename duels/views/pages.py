@@ -12,6 +12,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
 from duels.selectors.dashboard import (
+    dashboard_active_studies,
     dashboard_active_tournaments,
     dashboard_flywheel_alarms,
     dashboard_latest_duels,
@@ -27,6 +28,7 @@ from duels.views import (
     players,
     replay_files,
     search,
+    studies,
     tournaments,
 )
 
@@ -41,11 +43,14 @@ def home(request: HttpRequest) -> HttpResponse:
     if not request.user.is_authenticated:
         return render(request, "duels/landing.html", {"players": dashboard_players()})
     tournaments = dashboard_active_tournaments()
+    studies = dashboard_active_studies()
     if request.htmx and request.htmx.target == "dashboard-progress":
-        # The 2-second progress poll needs the running tournaments and nothing else.
-        return render(request, "duels/home.html#dashboard-progress", {"tournaments": tournaments})
+        # The 2-second progress poll needs the running tournaments and studies, nothing else.
+        return render(request, "duels/home.html#dashboard-progress",
+                      {"tournaments": tournaments, "studies": studies})
     context = {
         "tournaments": tournaments,
+        "studies": studies,
         "duels": dashboard_latest_duels(),
         "leaderboard": dashboard_leaderboard(),
         "players": dashboard_players(),
@@ -78,5 +83,6 @@ urlpatterns = [
     *episode_list.urlpatterns,
     *episodes.urlpatterns,
     *tournaments.urlpatterns,
+    *studies.urlpatterns,
     *glossary.urlpatterns,
 ]

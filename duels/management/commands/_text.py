@@ -193,3 +193,45 @@ def _irt_lines(irt: dict[str, Any] | None) -> list[str]:
     lines.append(f"joint model fit: held-out accuracy {figure(fit.get('held_out_accuracy'))} "
                  f"on {figure(fit.get('episodes'), 'd')} episodes")
     return lines
+
+
+def study_lines(*, study, figures: dict[str, Any]) -> list[str]:
+    """A study's figures as plain text: rankings with intervals, hardening, versions."""
+    lines = [f"study {study.uuid}: {study.name} ({study.status})",
+             f"computed at {figures.get('computed_at') or UNKNOWN}"]
+    models = figures.get("models") or []
+    if not models:
+        return [*lines, "not enough data: no final version has been played yet"]
+    lines.append("")
+    lines.append("models (over final versions; 95% intervals; ranks in brackets)")
+    for row in models:
+        bounds = row.get("intervals") or {}
+        lines.append(
+            f"  {row['model']:<24} canonical solve {figure(row.get('canonical_autonomous_solve'))}"
+            f" {interval(*_pair(bounds.get('canonical_autonomous_solve')))}"
+            f" [{figure(row.get('canonical_rank'), 'd')}]"
+            f"  common-panel {figure(row.get('direct_common_panel_solve'))}"
+            f" [{figure(row.get('direct_common_panel_rank'), 'd')}]"
+            f"  design {figure(row.get('design'))} {interval(*_pair(bounds.get('design')))}"
+            f" [{figure(row.get('design_rank'), 'd')}]"
+            f"  hint gain {hint_gain_text(row.get('hint_gain'))}")
+    change = figures.get("hardening_first_to_final")
+    if change:
+        bounds = change.get("intervals") or {}
+        lines.append(
+            f"hardening, first to final version: unhinted pass rate "
+            f"{figure(change.get('p_unhinted_before'))} -> {figure(change.get('p_unhinted_after'))}"
+            f", change {hint_gain_text(change.get('p_unhinted_change'))} "
+            f"{hint_gain_interval_text(*_pair(bounds.get('p_unhinted_change'))) or NO_INTERVAL}"
+            f" over "
+            f"{figure(change.get('p_unhinted_slots'), 'd')} slots")
+    environments = figures.get("environments") or []
+    lines.append(f"versions: {len(environments)} valid "
+                 f"({sum(1 for row in environments if row.get('final'))} final)")
+    for row in environments:
+        lines.append(
+            f"  {row['id']:<40} {'final' if row.get('final') else '     '} "
+            f"unhinted {figure(row.get('p_unhinted'))} hinted {figure(row.get('p_hinted'))} "
+            f"peer discrimination {figure(row.get('peer_discrimination'))}")
+    lines.append(f"head to head: {len(figures.get('head_to_head') or [])} pairs")
+    return lines

@@ -15,16 +15,17 @@ verifiers, gymnasium, trl: a curated training set as an RL-trainer package writt
 --out (set options as for `manage.py training_set`: --size, --per-cluster, --author, --family,
 --tournament, --round, --pass-low, --pass-high, --name).
 envduels-v1: the same set in the original harness's format-version-1 layout (manifest.json, one
-class per design that runs it in the sandbox runner), written to the directory --out.
+class per design that runs it in the sandbox runner), written to the directory --out; with
+--study UUID, that study's final versions instead, with their domains, benchmark seeds and hints.
 verifiers-setter: the setter's seat as a verifiers taskset (a package in the directory --out,
 --name) that asks the `serve_envs --role setter` server at --server for prompts and rewards.
 harbor: the same set as Harbor task folders in the directory --out, one per design and seed and a
 hinted variant of each (--base-image IMAGE: the images' base, default the sandbox image).
 html: one self-contained replay file (opens from disk, no server) of --episode UUID (repeat it
 for a compare pair) or of every episode of --duel UUID.
-site: a static website of --tournament UUID (repeatable) written to the new folder --out, the
-site's own pages with relative links (opens from disk or any static host); --no-notes,
---no-costs and --no-reasoning leave those out before it is shared.
+site: a static website of --tournament UUID and --study UUID (each repeatable) written to the new
+folder --out, the site's own pages with relative links (opens from disk or any static host);
+--no-notes, --no-costs and --no-reasoning leave those out before it is shared.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def export_request(options: dict[str, Any]) -> ExportRequest:
         setters=SetterChatFilters(
             valid={"yes": True, "no": False, None: None}[options["valid"]],
             min_setter_score=options["min_setter_score"], player=options["player"],
-            tournament=options["tournament"], study=options["study"]),
+            tournament=options["tournament"], study="".join(options["study"][:1])),
     )
 
 
@@ -113,6 +114,9 @@ class Command(BaseCommand):
         parser.add_argument("--player", default="", help="Duels with this player (name or uuid).")
         parser.add_argument("--tournament", action="append", default=[],
                             help="Duels of this tournament (uuid); site: repeatable.")
+        parser.add_argument("--study", action="append", default=[],
+                            help="site: this study (uuid, repeatable); envduels-v1: its final "
+                                 "versions; setter-chat: answers of this study.")
         parser.add_argument("--no-notes", action="store_true",
                             help="site: leave people's notes out.")
         parser.add_argument("--no-costs", action="store_true",
@@ -137,8 +141,6 @@ class Command(BaseCommand):
         parser.add_argument("--min-setter-score", type=float, default=None,
                             help="setter-chat: only answers whose setter score is at least "
                                  "this (answers not scored yet are left out).")
-        parser.add_argument("--study", default="", help="setter-chat: answers of this study "
-                                                        "(uuid).")
         add_set_arguments(parser, author=False, family=False, tournament=False)
         parser.add_argument("--server", default="http://127.0.0.1:8010",
                             help="verifiers-setter: the setter seat's server (serve_envs --role "
@@ -164,11 +166,18 @@ class Command(BaseCommand):
                       else ".html" if options["format"] == "html" else ".jsonl")
             options["out"] = str(default_export_path(export_format=options["format"],
                                                      suffix=suffix))
+        if options["study"] and options["format"] not in ("envduels-v1", "setter-chat"):
+            raise CommandError("--study goes with --format site, envduels-v1 or setter-chat")
+        if len(options["study"]) > 1:
+            raise CommandError("name one --study (several go into one --format site only)")
         if options["format"] in (*PACKAGE_FORMATS, *TRAINER_FORMATS):
-            items = training_set_select(filters=set_filters(options))
+            items = (self.study_items(options) if options["study"]
+                     else training_set_select(filters=set_filters(options)))
             try:
                 if options["format"] == "envduels-v1":
-                    out = envduels_v1_write(items=items, out=Path(options["out"]))
+                    out = envduels_v1_write(
+                        items=items, out=Path(options["out"]),
+                        empty="the study has no valid version yet" if options["study"] else "")
                 elif options["format"] == "harbor":
                     out = harbor_write(items=items, out=Path(options["out"]),
                                        base_image=options["base_image"] or None)
@@ -207,6 +216,11 @@ class Command(BaseCommand):
                 raise CommandError(f"cannot write {options['out']}: {exc}") from exc
             self.stderr.write(f"wrote {count} lines to {options['out']}")
 
+    def study_items(self, options: dict[str, Any]) -> list:
+        from duels.studies.selectors import study_final_items
+
+        return study_final_items(study=_study(options["study"][0]))
+
     def write_replay(self, options: dict[str, Any]) -> None:
         try:
             episodes, title = replay_scope(episode_uuids=options["episode"],
@@ -239,8 +253,15 @@ class Command(BaseCommand):
             options["out"] = str(default_export_path(export_format="site", suffix=""))
         leave = Leave(notes=options["no_notes"], costs=options["no_costs"],
                       reasoning=options["no_reasoning"])
+        studies = [_study(value) for value in options["study"]]
+        if studies:
+            from duels.studies.results import study_figures_current
+
+            for study in studies:  # the copy shows the figures of the data as it stands
+                study_figures_current(study=study)
         try:
             report = site_export(tournament_uuids=options["tournament"],
+                                 study_uuids=[study.uuid for study in studies],
                                  out=Path(options["out"]), leave=leave)
         except (SiteExportError, OSError) as exc:
             raise CommandError(str(exc)) from exc
@@ -249,3 +270,18 @@ class Command(BaseCommand):
             f"({count_noun(report.episodes, 'episode')}, {report.bytes:,} bytes) to {report.out}; "
             f"open {report.out / 'index.html'}"
         )
+
+
+def _study(value: str):
+    """The study named by `value` (its uuid), or a CommandError saying what is wrong."""
+    from uuid import UUID
+
+    from duels.models import Study
+
+    try:
+        study = Study.objects.filter(uuid=UUID(str(value).strip())).first()
+    except ValueError:
+        raise CommandError(f"not a study uuid: {value!r}") from None
+    if study is None:
+        raise CommandError(f"no study {value}")
+    return study
