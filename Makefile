@@ -79,10 +79,13 @@ bench: install
 	$(BIN)/python benchmarks/sandbox_bench.py
 	$(BIN)/python benchmarks/tournament_bench.py
 	$(BIN)/python benchmarks/web_bench.py
+	$(BIN)/python benchmarks/first_load_bench.py
 	$(BIN)/python benchmarks/viewer_bench.py
 	$(BIN)/python benchmarks/exchange_bench.py
 	$(BIN)/python benchmarks/validation_bench.py
 	$(BIN)/python benchmarks/analytics_bench.py
+	$(BIN)/python benchmarks/study_page_bench.py
+	$(BIN)/python benchmarks/study_figures_bench.py
 
 # A long tournament under every fault at once, invariants checked at the end
 # (docs/operations.md). Needs root, PostgreSQL's server binaries, redis-server and bubblewrap;

@@ -9,9 +9,14 @@ the engine's queues ("duels" for the drivers, "default" for the stale sweep).
 The "analytics" queue is left out: the analytics refresh a finished duel asks for runs 10 s
 later, so whether it lands inside the batch depends on timing (it did in 4 rounds and not in 1,
 adding its own ~20 MiB); analytics memory is measured by benchmarks/analytics_bench.py.
-Run: `.venv/bin/python benchmarks/tournament_bench.py [--backends bwrap,docker] [--quick]`
-(default: both; a backend that does not work here is skipped with its reason; `--quick` runs the
-one-round tournament only, without the 4-round memory comparison).
+Run: `.venv/bin/python benchmarks/tournament_bench.py [--backends bwrap,docker] [--quick]
+[--replay-pairs N]` (default: both; a backend that does not work here is skipped with its reason;
+`--quick` runs the one-round tournament only, without the 4-round memory comparison).
+
+`--replay-pairs N` measures the proof after play (every episode replayed in a fresh sandbox,
+checked against its pair and for the hint): N pairs of one-round tournaments per backend, with
+the proof off and on (alternating which goes first), in one run; it prints each pair's wall
+time and model-time ratio, the differences, and the replay's own time per episode.
 
 The lower bound uses the durations measured in the run itself. No schedule can finish before
   (a) the longest duel chain: its authoring (the slower setter's model calls) followed by its
@@ -125,9 +130,10 @@ def _tournament(env: dict, rounds: int) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-def _fresh_env(var_dir: str, backend: str) -> dict:
+def _fresh_env(var_dir: str, backend: str, *, proof: bool = True) -> dict:
     env = {**os.environ, "ENVDUELS_VAR_DIR": var_dir, "ENVDUELS_SANDBOX": backend,
-           "ENVDUELS_BUILTIN_LATENCY_MS": str(LATENCY_MS), "ENVDUELS_LOG_LEVEL": "WARNING"}
+           "ENVDUELS_BUILTIN_LATENCY_MS": str(LATENCY_MS), "ENVDUELS_LOG_LEVEL": "WARNING",
+           "ENVDUELS_PROOF_AFTER_PLAY": "1" if proof else "0"}
     env.pop("DATABASE_URL", None)
     for command in (["migrate", "--noinput", "-v", "0"], ["seed_builtin"]):
         subprocess.run([sys.executable, str(ROOT / "manage.py"), *command], cwd=ROOT, env=env,
@@ -171,7 +177,11 @@ def _bounds(var_dir: str, tournament_uuid: str) -> dict:
         return max(chain, throughput)
 
     started = min(d.started_at for d in duels)
+    proven = [e.proof_ms for e in episodes if e.proof == "passed"]
     return {
+        "proven": len(proven),
+        "voided": sum(bool(d.void_a) + bool(d.void_b) for d in duels),
+        "proof_ms": sum(proven) / max(1, len(proven)),
         "status": tournament.status,
         "duels": len(duels),
         "episodes": len(episodes),
@@ -199,6 +209,35 @@ def _measure(backend: str, *, quick: bool = False) -> dict:
             "cpu": cpu, "machine_busy": busy}
 
 
+def _replay_pairs(backend: str, pairs: int) -> None:
+    """Proof after play off and on, in pairs of one-round tournaments, in this one run."""
+    rows = []
+    for pair in range(pairs):
+        figures = {}
+        for proof in ((False, True) if pair % 2 == 0 else (True, False)):
+            var_dir = tempfile.mkdtemp(prefix=f"envduels-bench-{backend}-proof{int(proof)}-")
+            env = _fresh_env(var_dir, backend, proof=proof)
+            uuid = _tournament(env, 1)
+            _run_worker(env)
+            figures[proof] = _bounds(var_dir, uuid)
+        rows.append(figures)
+    print(f"\n{backend}: proof after play off / on, {pairs} pair(s) in one run")
+    print("| pair | wall off | wall on | wall on / off | ratio off | ratio on | ratio on − off "
+          "| replay per episode | episodes proven | sides voided |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for number, figures in enumerate(rows, start=1):
+        off, on = figures[False], figures[True]
+        ratio_off, ratio_on = (off["elapsed"] / off["bound_model"],
+                               on["elapsed"] / on["bound_model"])
+        print(f"| {number} | {off['elapsed']:.2f} s | {on['elapsed']:.2f} s | "
+              f"{on['elapsed'] / off['elapsed']:.3f} | {ratio_off:.3f}x | {ratio_on:.3f}x | "
+              f"{ratio_on - ratio_off:+.3f} | {on['proof_ms']:.0f} ms | "
+              f"{on['proven']}/{on['episodes']} | {on['voided']} |")
+    walls = sorted(figures[True]["elapsed"] / figures[False]["elapsed"] for figures in rows)
+    print(f"median wall on / off {walls[len(walls) // 2]:.3f} (target ≤ 1.05); ratio target: "
+          "on − off ≤ 0.05; no built-in side voided")
+
+
 def main() -> None:
     sys.path.insert(0, str(ROOT))
     from sandbox_runner.backends import unavailable_reason
@@ -208,6 +247,8 @@ def main() -> None:
                         help="comma-separated sandbox backends to measure (default bwrap,docker)")
     parser.add_argument("--quick", action="store_true",
                         help="one round only (no 4-round memory comparison)")
+    parser.add_argument("--replay-pairs", type=int, default=0, metavar="N",
+                        help="measure the proof after play instead: N off/on pairs per backend")
     args = parser.parse_args()
     chosen = [name for name in args.backends.split(",") if name]
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "envduels_site.settings")
@@ -223,11 +264,17 @@ def main() -> None:
         if reason:
             print(f"{backend}: skipped ({reason})")
             continue
+        if args.replay_pairs:
+            _replay_pairs(backend, args.replay_pairs)
+            continue
         figures = _measure(backend, quick=args.quick)
         rows.append((backend, figures))
         print(f"{backend}: {figures['duels']} duels, {figures['episodes']} episodes, "
               f"{figures['steps']} steps, status {figures['status']}"
               + ("" if args.quick else f"; 4 rounds took {figures['seconds_4']:.1f} s"))
+    if args.replay_pairs:
+        print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+        return
     print()
     print("| backend | wall time | bound: model time only | ratio | bound: measured episode time "
           "| ratio | ready-sandbox hit rate | wait for a sandbox | engine time per step "

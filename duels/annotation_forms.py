@@ -28,11 +28,13 @@ class AnnotationForm(forms.Form):
     rating = forms.TypedChoiceField(
         choices=RATING_CHOICES, coerce=int, empty_value=None, required=False
     )
+    # The cap is the service's, checked after each CRLF a browser sends counts once; the
+    # browser's own maxlength counts line breaks once too.
     text = forms.CharField(
         required=False,
-        max_length=MAX_TEXT_LENGTH,
         label="note",
-        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Plain text; shown as written."}),
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Plain text; shown as written.",
+                                     "maxlength": MAX_TEXT_LENGTH}),
     )
     line_start = forms.IntegerField(required=False, min_value=1, label="from line")
     line_end = forms.IntegerField(required=False, min_value=1, label="to line")

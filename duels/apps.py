@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_migrate
+from django.db.models.signals import post_migrate, pre_save
 
 from envduels_site.startup import collector_resumed
 
@@ -21,16 +21,34 @@ def _analytics_data_changed(sender, **kwargs) -> None:
     analytics_data_changed()
 
 
+def _user_deactivated(sender, instance, raw=False, **kwargs) -> None:
+    """A user saved inactive who was active: their tokens end for good (reactivating the
+    account does not revive them)."""
+    if raw or instance.pk is None or instance.is_active:
+        return
+    from duels.services.api_tokens import api_tokens_end_for_deactivated
+
+    api_tokens_end_for_deactivated(user=instance)
+
+
 class DuelsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "duels"
     verbose_name = "Environment Duels"
 
     def ready(self) -> None:
-        from duels import tasks  # noqa: F401  registers the background tasks by name
+        # The background tasks register by name; each kind of run registers itself as the
+        # owner of its episodes (duels/engine/owners.py).
+        from duels import tasks  # noqa: F401
+        from duels.engine import duel_owner  # noqa: F401
         from duels.signals import data_changed
+        from duels.studies import owner  # noqa: F401
 
         post_migrate.connect(_step_search_index, sender=self)
+        from django.contrib.auth import get_user_model
+
+        pre_save.connect(_user_deactivated, sender=get_user_model(),
+                         dispatch_uid="api_tokens_end_for_deactivated")
         data_changed.connect(_analytics_data_changed, dispatch_uid="analytics_data_changed")
         # The last installed app: start-up is over (envduels_site/startup.py).
         collector_resumed()

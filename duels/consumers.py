@@ -13,6 +13,8 @@ channel layer is not shared with this server.
 
 The viewers of one episode in one process share an EpisodeHub (duels/episode_hub.py): one
 group membership, one encoding per step, coalesced frames and shared catch-up reads.
+
+`/ws/studies/<uuid>/` (StudyConsumer) tells a study page when one of its field plays ends.
 """
 
 from __future__ import annotations
@@ -27,9 +29,12 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 
 from duels.episode_hub import EpisodeHub, db_read, steps_frame
+from duels.error_text import reader_is_staff
 from duels.selectors.episodes import EpisodeState, episode_state
 from duels.selectors.viewers import viewer_still_allowed
 from duels.services.api_tokens import api_token_authenticate
+from duels.studies.owner import study_group
+from duels.studies.selectors import study_exists
 from envduels_site.origins import bearer_token
 
 logger = logging.getLogger(__name__)
@@ -86,7 +91,7 @@ async def _credentials_hold(token: str | None, session_key: str | None, user_pk:
     return answer[1]
 
 
-async def _watch_credentials(consumer: EpisodeConsumer, user_pk: int) -> None:
+async def _watch_credentials(consumer: AsyncJsonWebsocketConsumer, user_pk: int) -> None:
     """Close `consumer` with CLOSE_UNAUTHENTICATED once its credentials stop holding."""
     token = bearer_token(consumer.scope)
     session = consumer.scope.get("session")
@@ -139,6 +144,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
             await self.refuse(CLOSE_NOT_FOUND)
             return
         self.episode_pk = state.pk
+        self.staff = reader_is_staff(user)  # reads errors whole (duels/error_text.py)
         self.last_index = _since(self.scope.get("query_string", b""))
         self.ended = False
         self.known = -1
@@ -195,7 +201,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
                     self.known = min(self.known, self.last_index)
                 if state is not None and state.is_done:
                     self.ended = True
-                    await self.send_json(state.status_message())
+                    await self.send_json(state.status_message(staff=self.staff))
                 return
 
     async def catch_up(self) -> None:
@@ -284,3 +290,41 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
 
     async def tournament_updated(self, event: dict) -> None:
         """Not relevant to one episode's stream."""
+
+
+class StudyConsumer(AsyncJsonWebsocketConsumer):
+    """Tells one signed-in viewer of a study page each time a field play of the study ends
+    (`{"type": "episode.ended", "episode", "status"}`), so the page refreshes its progress at
+    once; the page polls too, so a lost message only delays it. Closes with 4401 or 4404 as the
+    episode stream does, and with 4401 once its credentials stop holding."""
+
+    async def connect(self) -> None:
+        user = await _viewer(self.scope)
+        if user is None:
+            await self.refuse(CLOSE_UNAUTHENTICATED)
+            return
+        study_uuid = str(self.scope["url_route"]["kwargs"]["study_uuid"])
+        if not await database_sync_to_async(study_exists)(study_uuid=study_uuid):
+            await self.refuse(CLOSE_NOT_FOUND)
+            return
+        self.group = study_group(study_uuid=study_uuid)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        self.guard = asyncio.create_task(_watch_credentials(self, user.pk))
+
+    async def refuse(self, code: int) -> None:
+        await self.accept()
+        await self.close(code=code)
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "guard", None) is not None:
+            self.guard.cancel()
+        if getattr(self, "group", None) is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        """Viewers only listen."""
+
+    async def episode_ended(self, event: dict) -> None:
+        await self.send_json({"type": "episode.ended", "episode": event.get("episode"),
+                              "status": event.get("status")})

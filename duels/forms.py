@@ -16,7 +16,7 @@ class PlayerChoiceField(forms.ModelChoiceField):
         return obj.label
 
 
-def _blank_choices(choices) -> list[tuple[str, str]]:
+def blank_choices(choices) -> list[tuple[str, str]]:
     return [("", "any"), *choices]
 
 
@@ -46,12 +46,12 @@ class DuelFilterForm(forms.Form):
     )
     tournament = forms.UUIDField(required=False, widget=forms.HiddenInput)
     outcome = forms.ChoiceField(
-        choices=_blank_choices([*PLAYER_OUTCOMES.items(), (Outcome.DRAW, "draw"),
+        choices=blank_choices([*PLAYER_OUTCOMES.items(), (Outcome.DRAW, "draw"),
                                 (Outcome.A, "A (first player) wins"),
                                 (Outcome.B, "B (second player) wins")]),
         required=False,
     )
-    status = forms.ChoiceField(choices=_blank_choices(Status.choices), required=False)
+    status = forms.ChoiceField(choices=blank_choices(Status.choices), required=False)
     date_from = forms.DateField(
         required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
     )
@@ -94,21 +94,25 @@ class EnvironmentFilterForm(forms.Form):
     family = forms.CharField(required=False, max_length=60)
     tag = forms.CharField(required=False, max_length=60)
     status = forms.ChoiceField(
-        choices=_blank_choices(EnvironmentStatus.choices), required=False, label="Validity"
+        choices=blank_choices(EnvironmentStatus.choices), required=False, label="Validity"
     )
     gain_min = forms.FloatField(
         required=False,
         min_value=-1,
         max_value=1,
         label="Hint gain ≥",
-        widget=forms.NumberInput(attrs={"step": "0.05"}),
+        # Hint gains read in percentage points; the filter takes the fraction (0.2 = +20 pp).
+        widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0.2 = +20 pp",
+                                        "title": "a fraction: 0.2 is +20 pp"}),
     )
     gain_max = forms.FloatField(
         required=False,
         min_value=-1,
         max_value=1,
         label="Hint gain ≤",
-        widget=forms.NumberInput(attrs={"step": "0.05"}),
+        # Hint gains read in percentage points; the filter takes the fraction (0.2 = +20 pp).
+        widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0.2 = +20 pp",
+                                        "title": "a fraction: 0.2 is +20 pp"}),
     )
     q = forms.CharField(required=False, max_length=200, label="Title")
     sort = forms.ChoiceField(
@@ -131,14 +135,21 @@ class EnvironmentFilterForm(forms.Form):
         )
 
 
+# Choosing a player refreshes its readiness and last check beside the form (htmx).
+_CHECKS = {"hx-get": "/duels/new/checks/", "hx-target": "#player-checks",
+           "hx-swap": "outerHTML", "hx-trigger": "change", "hx-include": "[name=a],[name=b]"}
+
+
 class DuelTriggerForm(forms.Form):
     """Two players, attempts per condition, observe mode and a cost cap for one ad-hoc duel."""
 
     a = PlayerChoiceField(
-        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player A"
+        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player A",
+        widget=forms.Select(attrs=_CHECKS),
     )
     b = PlayerChoiceField(
-        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player B"
+        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player B",
+        widget=forms.Select(attrs=_CHECKS),
     )
     attempts = forms.IntegerField(
         min_value=1, max_value=32, initial=4, label="Seeds per condition",
@@ -164,3 +175,21 @@ class DuelTriggerForm(forms.Form):
                     "user has set its API-key variable in the admin."
                 ))
         return cleaned
+
+    def refuse_uncallable(self) -> bool:
+        """Before a duel starts (an estimate needs no key): mark each chosen player that cannot
+        be called here, with the fix; True when one is. A duel with such a player would fail
+        after it started."""
+        from duels.selectors.player_checks import player_credentials_problem
+
+        refused = False
+        for side in ("a", "b"):
+            player = self.cleaned_data.get(side)
+            if player is None or player.builtin or player.imported:
+                continue
+            problem = player_credentials_problem(player=player)
+            if problem:
+                self.add_error(side, f"{problem}. Then check it below (or run "
+                                     f"`manage.py player_check {player.name}`).")
+                refused = True
+        return refused

@@ -28,7 +28,9 @@ GLOSSARY: tuple[Term, ...] = (
          "Share of the same k seeds the solver passed with the setter's hint.",
          "p_h = passed hinted seeds / k"),
     Term("hint_gain", "hint gain",
-         "How much the hint helped: positive when the setter located the real difficulty.",
+         "How much the hint helped: positive when the setter located the real difficulty. "
+         "Written in percentage points everywhere (+12 pp: the hinted pass rate is 12 points "
+         "above the unhinted one); JSON and CSV outputs keep the fraction (0.12).",
          "g = p_h − p_u"),
     Term("setter_score", "setter score",
          "1 when the environment is failed without the hint and passed with it; 0 when it is "
@@ -41,6 +43,12 @@ GLOSSARY: tuple[Term, ...] = (
          "A side is played when the duel recorded no forfeit for it and its episodes exist; an "
          "invalid environment or a failed authoring forfeits the side.",
          "played ⇔ no forfeit recorded ∧ ≥ 1 episode per condition"),
+    Term("voided", "voided after play",
+         "A side whose environment, checked on the path a solver played, replayed differently, "
+         "disagreed with its paired episode or showed the hint to an unhinted solver. It scores 0 "
+         "for its setter, like a forfeit, and none of its episodes counts anywhere; the solver is "
+         "not blamed.",
+         "voided ⇒ s = 0, no p_u, p_h, g or flips; its episodes leave every figure"),
     Term("outcome", "outcome",
          "The side with the higher setter score wins the duel; equal scores are a draw.",
          "a if s_A > s_B, b if s_B > s_A, else draw (compared exactly as fractions)"),
@@ -127,6 +135,65 @@ GLOSSARY: tuple[Term, ...] = (
          "Rank correlation of model size (billions of parameters) with setter strength and with "
          "observe-mode uplift.",
          "Spearman ρ(parameters_b, setter strength); Spearman ρ(parameters_b, uplift)"),
+    # A study's field: every player plays every version on its benchmark seeds.
+    Term("benchmark_seeds", "benchmark seeds",
+         "The k seeds drawn once for a study's environment and stored with it: every solver plays"
+         " them in both conditions, and the environment's revisions keep them.",
+         "k distinct seeds from 0 … 999,999, drawn once per slot"),
+    Term("final_version", "final version",
+         "A slot's last valid version (env_NNN, env_NNN/harden_01, …); the per-model figures and "
+         "ranks count final versions only, and a revision that fails validation leaves the "
+         "previous version final.",
+         "final(slot) = the valid version of the slot with the highest revision"),
+    Term("canonical_autonomous_solve", "canonical solve",
+         "A model's unhinted accuracy on the other models' final versions, balanced over domains:"
+         " its own environments are left out.",
+         "mean over domains d of (mean over others' final versions v in d of successes_u(v) / "
+         "attempted_u(v))"),
+    Term("direct_common_panel_solve", "direct common-panel solve",
+         "The same over the common panel, the final versions every model played, its own "
+         "included: the only figure that counts an author's plays of its own environments.",
+         "mean over domains d of (mean over common-panel versions v in d of successes_u(v) / "
+         "attempted_u(v))"),
+    Term("hint_rescue", "hint rescue",
+         "Of a model's unhinted failures on others' versions, the share the hint turned into a "
+         "pass (matched seed by seed).",
+         "#{(v, seed): failed unhinted, passed hinted} / #{(v, seed): failed unhinted}"),
+    Term("hint_harm", "hint harm",
+         "Of a model's unhinted passes on others' versions, the share it failed with the hint.",
+         "#{(v, seed): passed unhinted, failed hinted} / #{(v, seed): passed unhinted}"),
+    Term("peer_discrimination", "peer discrimination",
+         "How far apart a version puts the solvers other than its author, seed by seed: 1 when "
+         "half pass and half fail.",
+         "mean over seeds of Σ over pairs a < b of non-author solvers |rate_a − rate_b| / ⌊n²/4⌋"),
+    Term("peer_hint_effect", "peer hint effect",
+         "How much the hint raised the pass rate of the solvers other than the version's author, "
+         "over their matched seeds.",
+         "mean over every peer's matched pairs, pooled, of (passed hinted − passed unhinted)"),
+    Term("study_design", "design",
+         "How well a model's own final versions separate the field: their peer discrimination, "
+         "balanced over domains.",
+         "mean over domains d of (mean peer discrimination of the model's final versions in d)"),
+    Term("hint_authoring", "hint authoring",
+         "How much a model's hints help the field on its own final versions: their peer hint "
+         "effect, balanced over domains.",
+         "mean over domains d of (mean peer hint effect of the model's final versions in d)"),
+    Term("study_rank", "study rank",
+         "A model's place by canonical solve, direct common-panel solve or design: 1 for the "
+         "highest value, ties by name; no rank where the figure is undefined.",
+         "rank = 1 + #{models with a higher value} (ties ordered by name)"),
+    Term("hardening_change", "hardening change",
+         "What hardening changed: each revised version's figure (unhinted pass rate, setter "
+         "score, peer discrimination) minus its parent's, over the slots with a revision; first "
+         "to final compares each slot's first version with its final one.",
+         "mean over domains of the mean over revised slots of (figure(revision r) − "
+         "figure(revision r − 1)); 95% interval: bootstrap over slots"),
+    Term("field_head_to_head", "head-to-head from the field",
+         "For a pair of study players A and B: A's final versions as played by B against B's as "
+         "played by A, scored by the duel rule; each decided pair is one game for the ratings and"
+         " transitivity.",
+         "A's score = exact mean over A's final versions B played in both conditions of p_h · (1 "
+         "− p_u) (a slot without a valid version 0); the higher score wins, equal is a draw"),
     # Findings.
     Term("supported", "supported",
          "The data back the study's claim: the deciding figure, with its uncertainty, lies on "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -9,10 +10,11 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.http import QueryDict
 
-from duels.forms import EnvironmentFilterForm
+from duels.episode_forms import EpisodeFilterForm
+from duels.forms import EnvironmentFilterForm, filter_form_problems
 from duels.models import QuestionKind, QueueKind, Rubric, Tournament
-from duels.services.queues import SOURCES, QueueSelection
-from duels.services.rubrics import RubricError
+from duels.services.queues import MAX_GUIDELINES, QueueSelection
+from duels.services.rubrics import RubricError, rubric_clean_questions
 from duels.training_set_forms import TrainingSetForm
 
 QUESTION_SYNTAX = ("One question a line: key | kind | prompt | description | options. Kinds: "
@@ -22,15 +24,17 @@ QUESTION_SYNTAX = ("One question a line: key | kind | prompt | description | opt
 
 
 def rubric_questions_parse(text: str) -> list[dict[str, Any]]:
-    """The question lines of the rubric form as question dicts (RubricError names the line)."""
-    questions = []
+    """The question lines of the rubric form as checked question dicts; RubricError lists
+    every line at fault at once, each named by its line."""
+    questions, places, problems = [], [], []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         parts = [part.strip() for part in line.split("|")]
         if len(parts) < 3:
-            raise RubricError(f"Line {number}: write key | kind | prompt (| description | "
-                              "options).")
+            problems.append(f"Line {number}: write key | kind | prompt (| description | "
+                            "options).")
+            continue
         parts += [""] * (5 - len(parts))
         key, kind, prompt, description, options = parts[:5]
         question: dict[str, Any] = {"key": key, "kind": kind, "prompt": prompt,
@@ -42,7 +46,20 @@ def rubric_questions_parse(text: str) -> list[dict[str, Any]]:
         elif kind in (QuestionKind.SINGLE, QuestionKind.MULTI):
             question["labels"] = options
         questions.append(question)
+        places.append(f"Line {number}")
+    try:
+        if questions or not problems:
+            questions = rubric_clean_questions(questions, places=places)
+    except RubricError as exc:
+        problems += exc.messages
+    if problems:
+        raise RubricError(sorted(problems, key=_line_number))
     return questions
+
+
+def _line_number(problem: str) -> int:
+    found = re.match(r"Line (\d+)", problem)
+    return int(found.group(1)) if found else 10**9
 
 
 def rubric_questions_text(rubric: Rubric) -> str:
@@ -67,6 +84,15 @@ class RubricForm(forms.Form):
                                 help_text=QUESTION_SYNTAX, max_length=20_000)
 
 
+SOURCE_LABELS = {
+    "environments": "designs from the environments list",
+    "tournament": "designs a tournament played",
+    "training_set": "designs of a curated training set",
+    "episodes": "episodes from the episode list",
+    "steps": "steps a transcript search finds",
+}
+
+
 class QueueForm(forms.Form):
     name = forms.CharField(max_length=120)
     rubric = forms.ModelChoiceField(queryset=Rubric.objects.order_by("name", "-version"),
@@ -80,39 +106,67 @@ class QueueForm(forms.Form):
                                  help_text="How many annotators answer each item.")
     annotators = forms.ModelMultipleChoiceField(
         queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
-        to_field_name="username", widget=forms.CheckboxSelectMultiple)
-    source = forms.ChoiceField(choices=[(s, s.replace("_", " ")) for s in SOURCES],
-                               initial="environments", label="designs from")
+        to_field_name="username", widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Annotators: tick at least one person."})
+    source = forms.ChoiceField(choices=list(SOURCE_LABELS.items()), initial="environments",
+                               label="items")
     filters = forms.CharField(
         required=False, max_length=1000,
-        help_text="Environments list or training-set filters as in the page's address, "
-                  "e.g. family=maze&gain_min=0.2 (empty: every design).")
+        help_text="As in the list page's address: environments list or training-set filters "
+                  "(family=maze&gain_min=0.2), episode facets (solver=UUID&condition=hinted), "
+                  "or for steps the search words and facets (q=lantern&outcome=not_passed). "
+                  "Empty: every design or episode.")
     tournament = forms.ModelChoiceField(queryset=Tournament.objects.order_by("-created_at"),
                                         to_field_name="uuid", required=False)
+    guidelines = forms.CharField(
+        required=False, max_length=MAX_GUIDELINES,
+        help_text="What annotators read before their first item: what to look for, how to "
+                  "use the scale, when to tick a label.",
+        widget=forms.Textarea(attrs={"rows": 4}))
 
     def selection(self) -> QueueSelection:
-        """The designs' source and filters (call after is_valid())."""
+        """The items' source and filters (call after is_valid()); a ValidationError names the
+        `filters` field and each filter at fault."""
         data = self.cleaned_data
         query = QueryDict(mutable=True)
         for key, values in parse_qs(data.get("filters") or "").items():
             query.setlist(key, values)
         described = dict(query.items())
-        if data["source"] == "environments":
+        source = data["source"]
+        if source == "environments":
             form = EnvironmentFilterForm(query)
-            if query and not form.is_valid():
-                raise forms.ValidationError(f"Filters: {form.errors.as_text()}")
+            if query:
+                _check(form, "Filters")
             return QueueSelection(source="environments", environments=form.filters(),
                                   described=described)
-        if data["source"] == "training_set":
+        if source == "training_set":
             form = TrainingSetForm(query)
-            if not form.is_valid():
-                raise forms.ValidationError(f"Training-set filters: {form.errors.as_text()}")
+            _check(form, "Training-set filters")
             return QueueSelection(source="training_set", training_set=form.filters(),
                                   described=described)
+        if source in ("episodes", "steps"):
+            words = query.pop("q", [""])[-1].strip() if source == "steps" else ""
+            if source == "steps" and not words:
+                raise forms.ValidationError(
+                    {"filters": "Steps: give the words they hold, e.g. q=lantern."})
+            form = EpisodeFilterForm(query or None)
+            if query:
+                _check(form, "Filters")
+            return QueueSelection(source=source, episodes=form.filters(), search=words,
+                                  described=described)
         tournament = data.get("tournament")
-        return QueueSelection(source="tournament",
-                              tournament=tournament.uuid if tournament else None,
-                              described={"tournament": tournament.name if tournament else ""})
+        if tournament is None:
+            raise forms.ValidationError({"tournament": "Choose the tournament."})
+        return QueueSelection(source="tournament", tournament=tournament.uuid,
+                              described={"tournament": tournament.name})
+
+
+def _check(form: forms.Form, what: str) -> None:
+    """Raise each problem of a filter form on the `filters` field, named as a person reads it:
+    "Filters: gain_min: Enter a number. (got 'x')"."""
+    problems = filter_form_problems(form)
+    if problems:
+        raise forms.ValidationError({"filters": [f"{what}: {problem}" for problem in problems]})
 
 
 def answer_values_from_post(*, rubric: Rubric, post: QueryDict) -> dict[str, Any]:

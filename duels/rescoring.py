@@ -14,12 +14,14 @@ SCORE_FIELDS = ("p_unhinted", "p_hinted", "setter_score", "flips")
 
 
 def duel_score_stored(*, duel: Duel) -> DuelScore:
-    """Score the duel from its forfeit flags and stored episodes (the one scoring rule)."""
+    """Score the duel from its forfeit and void flags and stored episodes (the one scoring
+    rule)."""
     episodes = Episode.objects.filter(duel=duel).values_list(
         "environment_id", "condition", "seed", "status", "success")
     return duel_score_from_episodes(
         forfeit_a=bool(duel.forfeit_a), forfeit_b=bool(duel.forfeit_b),
         env_a=duel.env_a_id, env_b=duel.env_b_id,
+        void_a=bool(duel.void_a), void_b=bool(duel.void_b),
         episodes=((environment_id, condition == Condition.HINTED, seed,
                    episode_passed(status=status, success=success))
                   for environment_id, condition, seed, status, success in episodes),

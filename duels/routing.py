@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.urls import path
 
-from duels.consumers import EpisodeConsumer
+from duels.consumers import EpisodeConsumer, StudyConsumer
 
 websocket_urlpatterns = [
     path("ws/episodes/<uuid:episode_uuid>/", EpisodeConsumer.as_asgi()),
+    path("ws/studies/<uuid:study_uuid>/", StudyConsumer.as_asgi()),
 ]

@@ -8,6 +8,9 @@ Rules (README, "Reading the results"):
 - A side is *forfeited* when its duel recorded a forfeit for it (invalid environment, failed
   authoring); it scores 0 and has no pass rates. Otherwise it is *played* when it has at least
   one episode in each condition, and *unplayed* (not scorable yet) when it does not.
+- A side is *voided* when its duel recorded that the check after play voided it (its
+  environment was not the same puzzle on the path played, or showed the hint unasked): like a
+  forfeit it scores 0 for its setter and has no pass rates; none of its episodes counts.
 - An episode passes only when it finished with success; any other end counts as not passed.
 - `p_u`, `p_h` are pass shares over the seeds present in each condition; `g = p_h − p_u`;
   `s = p_h · (1 − p_u)`; flips are seeds present in both conditions failed unhinted and passed
@@ -31,11 +34,24 @@ def episode_passed(*, status: str, success: bool | None) -> bool:
     return status == FINISHED and bool(success)
 
 
+# The status and end reason of an episode the environment's own fault ended (see EndReason).
+FAILED, ENVIRONMENT_FAULT = "failed", "env_error"
+
+
+def episode_decided(*, status: str, end_reason: str) -> bool:
+    """Whether an ended episode is a result of a field (a study's play, a panel's evaluation):
+    it finished, or the environment's own fault ended it (then it did not pass). One that
+    infrastructure faults or a cancellation ended is incomplete: never a result, as the
+    original harness leaves any status but success and failure out."""
+    return status == FINISHED or (status == FAILED and end_reason == ENVIRONMENT_FAULT)
+
+
 @dataclass(frozen=True)
 class SideResults:
     """What a duel holds for one side: its forfeit flag and success per seed in each condition."""
 
     forfeited: bool = False
+    voided: bool = False
     unhinted: Mapping[int, bool] = field(default_factory=dict)
     hinted: Mapping[int, bool] = field(default_factory=dict)
 
@@ -52,6 +68,7 @@ class SideScore:
     setter_score: float | None
     flips: int | None
     exact_setter_score: Fraction | None
+    voided: bool = False
 
     @property
     def scored(self) -> bool:
@@ -78,10 +95,10 @@ class DuelScore:
 
 def side_score(*, results: SideResults) -> SideScore:
     """Score one side (see the module rules)."""
-    if results.forfeited:
-        return SideScore(forfeited=True, played=False, p_unhinted=None, p_hinted=None,
-                         hint_gain=None, setter_score=0.0, flips=None,
-                         exact_setter_score=Fraction(0))
+    if results.forfeited or results.voided:
+        return SideScore(forfeited=results.forfeited, played=False, p_unhinted=None,
+                         p_hinted=None, hint_gain=None, setter_score=0.0, flips=None,
+                         exact_setter_score=Fraction(0), voided=results.voided)
     if not results.unhinted or not results.hinted:
         return SideScore(forfeited=False, played=False, p_unhinted=None, p_hinted=None,
                          hint_gain=None, setter_score=None, flips=None, exact_setter_score=None)
@@ -123,11 +140,13 @@ def duel_score_from_episodes(
     env_a: object | None,
     env_b: object | None,
     episodes: Iterable[tuple[object, bool, int, bool]],
+    void_a: bool = False,
+    void_b: bool = False,
 ) -> DuelScore:
     """Score a duel from its episodes as (environment, hinted, seed, passed).
 
     Side "a" is A's environment `env_a` (played by B); episodes on other environments are
-    ignored. A side without an environment has no episodes.
+    ignored. A side without an environment has no episodes; a voided side's are not counted.
     """
     tallies: dict[str, tuple[dict[int, bool], dict[int, bool]]] = {"a": ({}, {}), "b": ({}, {})}
     for environment, hinted, seed, passed in episodes:
@@ -135,6 +154,42 @@ def duel_score_from_episodes(
             if side_environment is not None and environment == side_environment:
                 tallies[name][1 if hinted else 0][seed] = bool(passed)
     return duel_score(
-        a=SideResults(forfeited=forfeit_a, unhinted=tallies["a"][0], hinted=tallies["a"][1]),
-        b=SideResults(forfeited=forfeit_b, unhinted=tallies["b"][0], hinted=tallies["b"][1]),
+        a=SideResults(forfeited=forfeit_a, voided=void_a, unhinted=tallies["a"][0],
+                      hinted=tallies["a"][1]),
+        b=SideResults(forfeited=forfeit_b, voided=void_b, unhinted=tallies["b"][0],
+                      hinted=tallies["b"][1]),
+    )
+
+
+@dataclass(frozen=True)
+class FieldScore:
+    """One environment against several solvers: the means of what it earns against each."""
+
+    solvers: int  # solvers with a played side
+    p_unhinted: float | None
+    p_hinted: float | None
+    setter_score: float | None
+    exact_setter_score: Fraction | None
+
+
+def field_score(*, sides: Iterable[SideResults]) -> FieldScore:
+    """Score one environment against several solvers, one SideResults per solver: the mean of
+    the setter scores (and of the pass rates) of its played sides, each scored by `side_score`
+    — what the environment would earn on average in a duel against each of them. A forfeited
+    side makes the whole environment 0 (an invalid environment is one for every solver); with
+    no played side there is no score yet."""
+    scores = [side_score(results=results) for results in sides]
+    if any(score.forfeited for score in scores):
+        return FieldScore(solvers=0, p_unhinted=None, p_hinted=None, setter_score=0.0,
+                          exact_setter_score=Fraction(0))
+    played = [score for score in scores if score.played]
+    if not played:
+        return FieldScore(solvers=0, p_unhinted=None, p_hinted=None, setter_score=None,
+                          exact_setter_score=None)
+    exact = sum((score.exact_setter_score for score in played), Fraction(0)) / len(played)
+    return FieldScore(
+        solvers=len(played),
+        p_unhinted=sum(score.p_unhinted for score in played) / len(played),
+        p_hinted=sum(score.p_hinted for score in played) / len(played),
+        setter_score=float(exact), exact_setter_score=exact,
     )

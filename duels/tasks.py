@@ -31,6 +31,13 @@ def duel_drive_task(duel_uuid: str) -> str:
     return duel_drive_in_worker(duel_uuid=duel_uuid)
 
 
+@task(queue_name="duels")
+def study_drive_task(study_uuid: str) -> str:
+    from duels.studies.scope import study_drive_in_worker
+
+    return study_drive_in_worker(study_uuid=study_uuid)
+
+
 @task(queue_name="default")
 def stale_work_sweep_task() -> list[str]:
     from duels.engine.workers import stale_work_sweep
@@ -48,9 +55,43 @@ def analytics_refresh_task() -> int:
     return analytics_refresh().duration_ms
 
 
+@task(queue_name="analytics")
+def study_figures_refresh_task(study_uuid: str) -> int:
+    from duels.studies.results import study_figures_refresh_by_uuid
+
+    return study_figures_refresh_by_uuid(study_uuid=study_uuid)
+
+
+@task(queue_name="analytics")
+def queue_results_task(queue_uuid: str, kind: str) -> str:
+    from duels.models import AnnotationQueue
+    from duels.services.queue_results import queue_results_compute
+
+    queue = AnnotationQueue.objects.filter(uuid=queue_uuid).first()
+    if queue is not None:
+        queue_results_compute(queue=queue, kind=kind)
+    return kind
+
+
+# --- Players ----------------------------------------------------------------------------------
+
+
+@task(queue_name="default")
+def player_check_task(player_uuid: str) -> bool:
+    from duels.models import Player
+    from duels.services.player_checks import player_check_run
+
+    player = Player.objects.filter(uuid=player_uuid).first()
+    return player is not None and player_check_run(player=player).ok
+
+
 tasks_register(
     tournament_drive=tournament_drive_task,
     duel_drive=duel_drive_task,
+    study_drive=study_drive_task,
     stale_work_sweep=stale_work_sweep_task,
     analytics_refresh=analytics_refresh_task,
+    study_figures_refresh=study_figures_refresh_task,
+    queue_results=queue_results_task,
+    player_check=player_check_task,
 )

@@ -2,7 +2,7 @@
 
 import os
 
-from envduels_site.startup import collector_paused, collector_resumed
+from envduels_site.startup import collector_paused, collector_resumed, web_process_warm
 
 collector_paused()  # until the apps are ready (envduels_site/startup.py)
 
@@ -25,6 +25,8 @@ application = ProtocolTypeRouter(
     }
 )
 
+# The views and the first pages' templates load now, not in a visitor's first request.
+web_process_warm()
 # Resumed here too: in a process whose apps were ready before this module was imported (Daphne's
 # runserver loads it after its own start-up), no app's ready() runs again to resume it.
 collector_resumed()

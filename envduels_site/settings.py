@@ -313,9 +313,12 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"expected_refusals": {"()": "envduels_site.log_filters.ExpectedRefusals"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("ENVDUELS_LOG_LEVEL", "INFO")},
     "loggers": {
+        # A 403 is an answer, not a crash: its line without the traceback (log_filters.py).
+        "django.request": {"filters": ["expected_refusals"]},
         "django.channels.server": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
     },
@@ -340,9 +343,16 @@ ENVDUELS_DUEL_RATE_PER_HOUR = env_int("ENVDUELS_DUEL_RATE_PER_HOUR", 30, minimum
 # search ENVDUELS_SEARCH_RATE_PER_MINUTE times and call the API ENVDUELS_API_RATE_PER_MINUTE
 # times a minute.
 ENVDUELS_REPLAY_MAX_MB = env_int("ENVDUELS_REPLAY_MAX_MB", 64, minimum=1)
+# Request bodies are refused by the HTTP server before they are buffered (envduels_site/
+# http_server.py): at most this many KiB, an upload to /import/ at most ..._UPLOAD_MAX_MB.
+ENVDUELS_REQUEST_BODY_MAX_KB = env_int("ENVDUELS_REQUEST_BODY_MAX_KB", 1024, minimum=16)
+ENVDUELS_IMPORT_UPLOAD_MAX_MB = env_int("ENVDUELS_IMPORT_UPLOAD_MAX_MB", 64, minimum=1)
 ENVDUELS_QUERY_TIMEOUT_MS = env_int("ENVDUELS_QUERY_TIMEOUT_MS", 5000, minimum=100)
 ENVDUELS_SEARCH_RATE_PER_MINUTE = env_int("ENVDUELS_SEARCH_RATE_PER_MINUTE", 20, minimum=1)
 ENVDUELS_API_RATE_PER_MINUTE = env_int("ENVDUELS_API_RATE_PER_MINUTE", 120, minimum=1)
+# Trainer-package downloads (/flywheel/export/…): per user a minute, and built at once per process.
+ENVDUELS_PACKAGE_RATE_PER_MINUTE = env_int("ENVDUELS_PACKAGE_RATE_PER_MINUTE", 2, minimum=1)
+ENVDUELS_PACKAGE_BUILDS_AT_ONCE = env_int("ENVDUELS_PACKAGE_BUILDS_AT_ONCE", 1, minimum=1)
 # A running episode whose worker has not renewed its lease for this long is resumed elsewhere.
 ENVDUELS_LEASE_SECONDS = env_int("ENVDUELS_LEASE_SECONDS", 30, minimum=2)
 # Infrastructure faults (provider down after the retries, sandbox backend gone, database lost)
@@ -354,6 +364,10 @@ ENVDUELS_INFRA_BACKOFF_MAX_SECONDS = env_int("ENVDUELS_INFRA_BACKOFF_MAX_SECONDS
 # Task worker supervisors renew a heartbeat row per worker this often; a worker silent for three
 # beats is dead and its task rows are reaped (manage.py worker, manage.py serve).
 ENVDUELS_WORKER_HEARTBEAT_SECONDS = env_int("ENVDUELS_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
+# Proof after play: every episode is replayed in a fresh sandbox (clocks moved), checked against
+# its paired episode and searched for the hint before it ends (docs/environments.md). Off only
+# to measure what it costs (benchmarks/tournament_bench.py --replay-pairs).
+ENVDUELS_PROOF_AFTER_PLAY = env_bool("ENVDUELS_PROOF_AFTER_PLAY", True)
 # Per-episode budgets: an episode that spends more ends as failed with its own reason.
 ENVDUELS_EPISODE_TOKEN_BUDGET = env_int("ENVDUELS_EPISODE_TOKEN_BUDGET", 400_000, minimum=1)
 ENVDUELS_EPISODE_TIME_BUDGET_SECONDS = env_int(

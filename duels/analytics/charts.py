@@ -14,7 +14,11 @@ import plotly.io as pio
 
 from duels.analytics.data import EnvironmentRecord
 from duels.analytics.designs import design_label
+from duels.units import hint_gain_interval_text, hint_gain_text
 
+# A hint-gain axis reads in percentage points, as every hint gain does (duels.units).
+GAIN_TICKS = {"tickvals": [-1, -0.5, 0, 0.5, 1],
+              "ticktext": [hint_gain_text(value) for value in (-1, -0.5, 0, 0.5, 1)]}
 FOREST_LIMIT = 60
 SCATTER_LIMIT = 500
 _LAYOUT = {
@@ -86,21 +90,30 @@ def ratings_figure(ratings: list[dict]) -> dict:
 
 def head_to_head_figures(order: list[str], win_rate: list[list], duels: list[list]) -> dict:
     """Two heatmaps, rows and columns ordered by rating (strongest first)."""
-    def heatmap(z: list[list], title: str, colorscale: str, zmax: float | None) -> dict:
+    def heatmap(z: list[list], title: str, colorscale: str, *, zmax: float, text: str,
+                colorbar: dict, **scale) -> dict:
+        # Each cell carries its number; the colour scale is fixed (0 to zmax): given only its
+        # low end, Plotly scaled to the data and a count heatmap read "2 to 3".
         trace = go.Heatmap(z=z, x=order, y=order, colorscale=colorscale, zmin=0, zmax=zmax,
-                           hovertemplate="%{y} vs %{x}: %{z}<extra></extra>")
+                           zauto=False, texttemplate=text, colorbar=colorbar, xgap=1, ygap=1,
+                           hovertemplate="%{y} vs %{x}: " + text + "<extra></extra>", **scale)
         return _figure([trace], title={"text": title}, yaxis={"autorange": "reversed"},
                        xaxis={"side": "bottom"}, height=200 + 28 * len(order))
     columns = ["player", *order]
+    most = max((count for row in duels for count in row if count), default=0)
     return {
         "head-to-head-wins": _entry(
             "Head-to-head win rate (row vs column, draws count half)",
-            heatmap(win_rate, "win rate of row against column", "RdBu", 1.0),
+            heatmap(win_rate, "win rate of row against column", "RdBu", zmax=1.0, zmid=0.5,
+                    text="%{z:.2f}", colorbar={"tickvals": [0, 0.25, 0.5, 0.75, 1],
+                                                "title": {"text": "win rate"}}),
             columns, [[name, *row] for name, row in zip(order, win_rate, strict=True)],
         ),
         "head-to-head-duels": _entry(
             "Head-to-head duel count",
-            heatmap(duels, "duels played", "Blues", None),
+            heatmap(duels, "duels played", "Blues", zmax=max(most, 1), text="%{z:d}",
+                    colorbar={"dtick": max(1, round(most / 5)), "tick0": 0,
+                              "title": {"text": "duels"}}),
             columns, [[name, *row] for name, row in zip(order, duels, strict=True)],
         ),
     }
@@ -132,6 +145,7 @@ def roles_figure(setters: list[dict], solvers: list[dict]) -> dict:
                  name="solver pass rate", axis_title="solver"),
     ]
     traces[1].update(xaxis="x2", yaxis="y2")
+    rows_shown = max(len(setter_rows), len(solver_rows))
     figure = _figure(
         traces,
         grid={"rows": 1, "columns": 2, "pattern": "independent"},
@@ -139,8 +153,16 @@ def roles_figure(setters: list[dict], solvers: list[dict]) -> dict:
         xaxis2={"title": {"text": "unhinted pass rate on others' environments"},
                 "range": [0, 1], "domain": [0.6, 1]},
         yaxis2={"anchor": "x2"},
-        height=140 + 28 * max(len(setter_rows), len(solver_rows)),
+        height=140 + 28 * rows_shown,
         showlegend=False,
+        # On a narrow screen (static/js/charts.js) the two rankings stack: side by side, the
+        # second one's player names run into the first.
+        meta={"narrow": {
+            "xaxis": {"domain": [0, 1]}, "yaxis": {"domain": [0.58, 1]},
+            "xaxis2": {"domain": [0, 1], "anchor": "y2"},
+            "yaxis2": {"domain": [0, 0.42], "anchor": "x2"},
+            "height": 2 * (110 + 28 * rows_shown), "margin": {"l": 110},
+        }},
     )
     setter_by = {r["player"]: r for r in setters}
     solver_by = {r["player"]: r for r in solvers}
@@ -168,12 +190,18 @@ def hint_gain_figure(environments: list[dict]) -> dict:
     traces = _forest(labels, [r["hint_gain"] for r in shown], [r["low"] for r in shown],
                      [r["high"] for r in shown], name="hint gain", axis_title="0",
                      reference=0.0)
+    # Written as everywhere else: percentage points (duels.units), on the axis and on hover.
+    traces[0].update(
+        customdata=[[hint_gain_text(r["hint_gain"]),
+                     hint_gain_interval_text(r["low"], r["high"])] for r in shown],
+        hovertemplate="%{y}: %{customdata[0]} %{customdata[1]}<extra></extra>")
     title = "Hint gain per design (95% Newcombe intervals)"
     if len(environments) > len(shown):
         title += f" — the {len(shown)} most-played of {len(environments)}"
     return _entry(
         title,
-        _figure(traces, xaxis={"title": {"text": "hint gain p_h − p_u"}, "range": [-1.05, 1.05]},
+        _figure(traces, xaxis={"title": {"text": "hint gain p_h − p_u"}, "range": [-1.05, 1.05],
+                               **GAIN_TICKS},
                 # Labels name the design in full: the axis grows to fit them.
                 yaxis={"automargin": True}, height=120 + 22 * len(shown), showlegend=False,
                 margin={**_LAYOUT["margin"], "l": 20}),
@@ -190,11 +218,12 @@ def transfer_figure(points: list[dict]) -> dict:
     trace = go.Scatter(
         x=[p["hint_gain"] for p in points], y=[p["improvement"] for p in points],
         mode="markers", text=[f"{p['learner']} · {p['target']}" for p in points],
-        hovertemplate="%{text}<br>gain %{x:.2f}, improvement %{y:.3f}<extra></extra>",
+        customdata=[hint_gain_text(p["hint_gain"]) for p in points],
+        hovertemplate="%{text}<br>hint gain %{customdata}, improvement %{y:.3f}<extra></extra>",
     )
     return _entry(
         "Transfer: learner's hint gain vs improvement after training",
-        _figure([trace], xaxis={"title": {"text": "hint gain"}},
+        _figure([trace], xaxis={"title": {"text": "hint gain"}, **GAIN_TICKS},
                 yaxis={"title": {"text": "after − before"}}, height=420, margin={"l": 70}),
         ["learner", "target", "benchmark", "hint_gain", "baseline", "improvement"],
         [[p["learner"], p["target"], p["benchmark"], p["hint_gain"], p["baseline"],

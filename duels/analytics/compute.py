@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from duels.analytics import charts
+from duels.analytics.bootstrap import BOOTSTRAP_RESAMPLES
 from duels.analytics.compliance import format_error_rates
 from duels.analytics.convergence import convergence_fit
 from duels.analytics.data import AnalyticsInput
@@ -25,7 +26,7 @@ from duels.analytics.irt_report import IRT_RESAMPLES, irt_compute
 from duels.analytics.observe import observe_uplift
 from duels.analytics.ratings import cross_validated_accuracy, ratings_fit
 from duels.analytics.scale import scale_fit
-from duels.analytics.sides import duel_sides
+from duels.analytics.sides import duel_sides, voided_sides
 from duels.analytics.strength import strength_fit
 from duels.analytics.training_value import training_values
 from duels.analytics.transfer import transfer_fit, transfer_points
@@ -55,12 +56,12 @@ INTERVAL_METHODS = {
 MIN_DUELS = 1
 
 
-def _rounded(value):
+def rounded(value):
     """Round floats for storage, recursively; NaN and infinities become None."""
     if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
+        return {key: rounded(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_rounded(item) for item in value]
+        return [rounded(item) for item in value]
     if isinstance(value, float | np.floating):
         return clean(float(value))
     if isinstance(value, np.integer):
@@ -68,7 +69,7 @@ def _rounded(value):
     return value
 
 
-def _ratings(data: AnalyticsInput, games: list, resamples: int, seed: int) -> tuple:
+def ratings_table(data: AnalyticsInput, games: list, resamples: int, seed: int) -> tuple:
     """Rating rows (best first), the rating order, and the head-to-head matrices in it."""
     fit = ratings_fit(players=data.players, games=[(g.a, g.b, g.score) for g in games],
                       resamples=resamples, seed=seed)
@@ -97,11 +98,24 @@ def _ratings(data: AnalyticsInput, games: list, resamples: int, seed: int) -> tu
     return rows, order, win_rate, duel_counts, points, fit.boot_points
 
 
+def transitivity_table(points, boot_points, games: list, seed: int) -> dict | None:
+    """Transitivity of the head-to-head points and the held-out accuracy of Bradley–Terry."""
+    transitivity = transitivity_fit(points, boot_points)
+    accuracy = cross_validated_accuracy(games=[(g.a, g.b, g.score) for g in games], seed=seed)
+    if transitivity is not None or accuracy is not None:
+        transitivity = transitivity or {"cyclic_triads": None, "zeta": None,
+                                        "transitive_share": None}
+        transitivity["bt_accuracy"] = accuracy[0] if accuracy else None
+        transitivity["bt_accuracy_duels"] = accuracy[1] if accuracy else 0
+        transitivity["baseline"] = 0.5
+    return transitivity
+
+
 def analytics_compute(
     data: AnalyticsInput,
     *,
     computed_at: datetime | None = None,
-    resamples: int = 1000,
+    resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
 ) -> dict:
     """All figures, deterministic for a given `seed`."""
@@ -120,6 +134,7 @@ def analytics_compute(
             "players": len(data.players), "duels": len(data.duels),
             "episodes": len(data.episodes), "environments": len(data.environments),
             "transfer_results": len(data.transfers), "resamples": resamples,
+            "voided_sides": voided_sides(data.duels),
         },
         "enough": len(games) >= MIN_DUELS,
         "figures": {},
@@ -144,11 +159,11 @@ def analytics_compute(
         environments=data.environments, episodes=data.episodes,
         irt_rows=result["irt"]["environments"] if result["irt"] else [])
     if not result["enough"]:
-        result = _rounded(result)
+        result = rounded(result)
         result["findings"] = findings_compute(result)
         return result
 
-    ratings, order, win_rate, duel_counts, points, boot_points = _ratings(
+    ratings, order, win_rate, duel_counts, points, boot_points = ratings_table(
         data, games, resamples, seed)
     result["ratings"] = ratings
 
@@ -182,15 +197,7 @@ def analytics_compute(
         setter_boot=strength.setter_boot, solver_boot=strength.solver_boot,
     )
 
-    transitivity = transitivity_fit(points, boot_points)
-    accuracy = cross_validated_accuracy(games=[(g.a, g.b, g.score) for g in games], seed=seed)
-    if transitivity is not None or accuracy is not None:
-        transitivity = transitivity or {"cyclic_triads": None, "zeta": None,
-                                        "transitive_share": None}
-        transitivity["bt_accuracy"] = accuracy[0] if accuracy else None
-        transitivity["bt_accuracy_duels"] = accuracy[1] if accuracy else 0
-        transitivity["baseline"] = 0.5
-    result["transitivity"] = transitivity
+    result["transitivity"] = transitivity_table(points, boot_points, games, seed)
 
     result["environments"] = environment_gains(environments=designs.environments,
                                                episodes=designs.episodes)
@@ -211,15 +218,15 @@ def analytics_compute(
         resamples=resamples, seed=seed,
     )
 
-    result = _rounded(result)
+    result = rounded(result)
     result["findings"] = findings_compute(result)
     figures = {"ratings": charts.ratings_figure(result["ratings"])}
-    figures.update(charts.head_to_head_figures(order, _rounded(win_rate), duel_counts))
+    figures.update(charts.head_to_head_figures(order, rounded(win_rate), duel_counts))
     figures["setter-solver"] = charts.roles_figure(result["setters"], result["solvers"])
     if result["environments"]:
         figures["hint-gain"] = charts.hint_gain_figure(result["environments"])
     if transfer_rows:
-        figures["transfer"] = charts.transfer_figure(_rounded(transfer_rows))
+        figures["transfer"] = charts.transfer_figure(rounded(transfer_rows))
     if result["observe_uplift"]:
         figures["observe"] = charts.observe_figure(result["observe_uplift"])
     if result["irt"]:

@@ -7,8 +7,9 @@ from typing import NamedTuple
 
 
 class DuelRecord(NamedTuple):
-    """A finished duel as it recorded itself: environments (None when never written) and
-    forfeit flags; whether a side was played follows from these and its episodes."""
+    """A finished duel as it recorded itself: environments (None when never written), forfeit
+    flags and void flags (voided after play); whether a side was played follows from these and
+    its episodes."""
 
     key: int
     uuid: str
@@ -19,6 +20,8 @@ class DuelRecord(NamedTuple):
     observe: bool
     forfeit_a: bool = False
     forfeit_b: bool = False
+    void_a: bool = False
+    void_b: bool = False
 
 
 class EpisodeRecord(NamedTuple):
@@ -64,6 +67,8 @@ class EnvironmentRecord(NamedTuple):
     # it (else of its own creation), and when it was created (ISO 8601).
     period: str = ""
     created_at: str = ""
+    # Voided after play: replayed differently, or showed its hint (duels.engine.proof).
+    voided: bool = False
 
 
 class TransferRecord(NamedTuple):

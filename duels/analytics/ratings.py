@@ -31,6 +31,7 @@ from duels.analytics.intervals import (
     widened_draws,
 )
 from duels.analytics.ranking_rule import MIN_DUELS_TO_RANK
+from duels.analytics.ratings_sparse import bt_fit_edges
 
 SCALE = 400 / math.log(10)
 ANCHOR = 1000.0
@@ -101,6 +102,24 @@ def to_rating(theta: np.ndarray) -> np.ndarray:
 
 
 MIN_GAMES_FOR_INTERVALS = 3
+# Up to this many players the fits hold dense n × n matrices per resample (and return them for
+# transitivity); beyond, they work on the list of pairs that met.
+DENSE_MAX_PLAYERS = 40
+
+
+def _edge_fit(pairs: np.ndarray, scores: np.ndarray, counts: np.ndarray, size: int,
+              start: np.ndarray) -> np.ndarray:
+    """θ per row of `counts` (how often each game is drawn), fitted on the pairs that met."""
+    low, high = np.minimum(pairs[:, 0], pairs[:, 1]), np.maximum(pairs[:, 0], pairs[:, 1])
+    edges, edge_of = np.unique(low * size + high, return_inverse=True)
+    # Each game's points for its pair's lower-numbered player.
+    oriented = np.where(pairs[:, 0] == low, scores, 1 - scores)
+    membership = sparse.csr_matrix((np.ones(len(scores)), (np.arange(len(scores)), edge_of)),
+                                   shape=(len(scores), len(edges)))
+    games = np.asarray(counts @ membership)
+    points = np.asarray((counts * oriented) @ membership)
+    return bt_fit_edges(first=edges // size, second=edges % size, points=points, games=games,
+                        size=size, start=start)
 MIN_DUELS_FOR_INTERVAL = 2
 
 
@@ -140,24 +159,32 @@ def ratings_fit(
     pairs = np.array([(index[a], index[b]) for a, b, _ in games], dtype=int)
     scores = np.array([score for _, _, score in games], dtype=float)
     points = points_matrix(pairs, scores, size)
-    theta = bt_fit(points)
+    if size <= DENSE_MAX_PLAYERS:
+        theta = bt_fit(points)
+    else:
+        theta = _edge_fit(pairs, scores, np.ones((1, len(scores))), size, np.zeros(size))[0]
     rating = to_rating(theta)
 
     rng = np.random.default_rng(seed)
     counts = bootstrap_counts(rng, len(scores), resamples)
-    contributions = sparse.csr_matrix(
-        (
-            np.concatenate([scores, 1 - scores]),
+    if size <= DENSE_MAX_PLAYERS:
+        contributions = sparse.csr_matrix(
             (
-                np.concatenate([np.arange(len(scores))] * 2),
-                np.concatenate([pairs[:, 0] * size + pairs[:, 1],
-                                pairs[:, 1] * size + pairs[:, 0]]),
+                np.concatenate([scores, 1 - scores]),
+                (
+                    np.concatenate([np.arange(len(scores))] * 2),
+                    np.concatenate([pairs[:, 0] * size + pairs[:, 1],
+                                    pairs[:, 1] * size + pairs[:, 0]]),
+                ),
             ),
-        ),
-        shape=(len(scores), size * size),
-    )
-    boot_points = np.asarray((contributions.T @ counts.T).T).reshape(resamples, size, size)
-    boot_rating = to_rating(bt_fit_batch(boot_points, theta))
+            shape=(len(scores), size * size),
+        )
+        boot_points = np.asarray((contributions.T @ counts.T).T).reshape(resamples, size, size)
+        boot_rating = to_rating(bt_fit_batch(boot_points, theta))
+    else:
+        # Many players, few of whom met: fitted on the pairs that met (ratings_sparse.py).
+        boot_points = None
+        boot_rating = to_rating(_edge_fit(pairs, scores, counts, size, theta))
     duel_counts = np.bincount(pairs.ravel(), minlength=size)
     low, high = bias_corrected_interval(rating, widened_draws(rating, boot_rating, duel_counts))
     # Resampling one or two duels always redraws the same few games, which would print a

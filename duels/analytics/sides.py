@@ -48,6 +48,7 @@ def duel_record_score(duel: DuelRecord, episodes: Iterable[EpisodeRecord]) -> Du
     """The one scoring rule applied to a duel record and its episodes."""
     return duel_score_from_episodes(
         forfeit_a=duel.forfeit_a, forfeit_b=duel.forfeit_b, env_a=duel.env_a, env_b=duel.env_b,
+        void_a=duel.void_a, void_b=duel.void_b,
         episodes=((e.environment, e.hinted, e.seed, e.success) for e in episodes),
     )
 
@@ -79,3 +80,8 @@ def duel_sides(
         sides.append(_side(duel, duel.b, duel.a, duel.env_b, score.b))
         games.append(Game(duel.key, duel.a, duel.b, score.points_a))
     return sides, games
+
+
+def voided_sides(duels: Iterable[DuelRecord]) -> int:
+    """How many duel sides were voided after play (their environment's episodes count nowhere)."""
+    return sum(duel.void_a + duel.void_b for duel in duels)

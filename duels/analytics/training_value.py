@@ -10,7 +10,8 @@ Only what EnvDuels measures goes in, each part scaled to [0, 1]:
     training value = the mean of the four
 
 A design counts only when it is valid and deterministic (its validation passed, reset texts
-included) and solvable (its reference solution replayed to success, or a hinted run passed), and
+included), never voided after play (no copy of it replayed differently or showed its hint) and
+solvable (its reference solution replayed to success, or a hinted run passed), and
 it has episodes in both conditions; otherwise it has no value and a reason says why. Every
 environment of a design gets the design's figures.
 """
@@ -53,6 +54,9 @@ def _weighted(rows: list[dict], key: str) -> float | None:
 
 
 def _why_not(members: list[EnvironmentRecord], solved: bool, both: bool) -> str:
+    if any(env.voided for env in members):
+        # One copy of the source caught on the path it played: every copy is that source.
+        return "voided after play"
     if not any(env.validated for env in members):
         return "not validated here"
     if not any(env.valid for env in members):

@@ -4,12 +4,16 @@ environment forfeits with a reason a person can read."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import F, Prefetch
+from django.db.models import F, Prefetch, Q
 
 from duels.bounds import HINT_CHARS, SETTER_REPLY_CHARS, SOURCE_CHARS, text_bound
 from duels.engine.costs import (
@@ -72,6 +76,33 @@ def duel_cost_cap_check(*, duel: Duel) -> None:
         duel_spend_check(spend=spend)
 
 
+@dataclass(frozen=True)
+class SetterLedger:
+    """Where a setter's calls are recorded and paid: the ModelCall fields naming the run they
+    belong to (`{"duel": duel}`, `{"study": study}` …), the run's cost-cap check before each
+    call, and its charge (run inside the transaction that stores the call)."""
+
+    run: dict[str, Any]
+    cap_check: Callable[[], None]
+    charge: Callable[[float], None]
+
+
+def duel_ledger(*, duel: Duel) -> SetterLedger:
+    return SetterLedger(run={"duel": duel}, cap_check=lambda: duel_cost_cap_check(duel=duel),
+                        charge=lambda cost: duel_charge(duel=duel, cost=cost))
+
+
+@dataclass(frozen=True)
+class SetterReply:
+    """The setter's readable answer (or None with the `problem`), and the id of the stored
+    call it was read from (the repair's when there was one): that call is linked to the
+    environment the answer becomes, never the malformed one before it."""
+
+    answer: prompts.SetterAnswer | None
+    problem: str
+    call: int | None
+
+
 def _bounded_messages(messages: list[Message]) -> list[Message]:
     """The messages as stored: a repair request quotes the setter's whole earlier answer."""
     return [
@@ -81,10 +112,11 @@ def _bounded_messages(messages: list[Message]) -> list[Message]:
 
 
 def _setter_call(
-    *, duel: Duel, player: Player, role: str, messages: list[Message]
-) -> Completion:
-    """Make one setter call and store it as a ModelCall, failed or not."""
-    duel_cost_cap_check(duel=duel)
+    *, ledger: SetterLedger, player: Player, role: str, messages: list[Message]
+) -> tuple[Completion, int]:
+    """Make one setter call and store it as a ModelCall, failed or not; return the completion
+    and the stored call's id."""
+    ledger.cap_check()
     try:
         completion = player_client(player).complete(
             messages,
@@ -92,48 +124,57 @@ def _setter_call(
             temperature=float(player.params.get("temperature", 0.0)),
         )
     except PlayerError as exc:
-        ModelCall.objects.create(duel=duel, player=player, role=role,
+        ModelCall.objects.create(**ledger.run, player=player, role=role,
                                  messages=_bounded_messages(messages), error=str(exc)[:2000])
         raise
     cost = completion_cost(player=player, completion=completion)
     # The call and its charge are stored together: a database restart or a killed worker
     # between the two left a stored call its duel and tournament never paid for.
     with transaction.atomic():
-        ModelCall.objects.create(
-            duel=duel, player=player, role=role, messages=_bounded_messages(messages),
+        call = ModelCall.objects.create(
+            **ledger.run, player=player, role=role, messages=_bounded_messages(messages),
             reply=text_bound(completion.text, limit=SETTER_REPLY_CHARS),
             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
             latency_ms=completion.latency_ms, cost=cost,
         )
-        duel_charge(duel=duel, cost=cost)
-    return completion
+        if cost:
+            ledger.charge(cost)
+    return completion, call.pk
 
 
-def setter_answer(
-    *, duel: Duel, player: Player, digests: list[str]
-) -> tuple[prompts.SetterAnswer | None, str]:
-    """Ask the setter for an environment; one repair on a malformed answer, then forfeit.
+def setter_answer(*, ledger: SetterLedger, player: Player,
+                  messages: list[Message]) -> SetterReply:
+    """Ask the setter for an environment; one repair on a malformed answer, then give up.
 
     A PlayerError (the provider still failing after the player's retries) is an infrastructure
-    fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py),
-    as does SandboxUnavailable when the prompt cannot name the sandbox's Python version.
+    fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py).
     """
-    messages = prompts.setter_messages(
-        python_version=sandbox_python_version(backend=settings.ENVDUELS_SANDBOX),
-        digests=digests or None)
-    completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.SETTER,
-                              messages=messages)
+    completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.SETTER,
+                                    messages=messages)
     try:
-        return prompts.parse_setter_answer(completion.text), ""
+        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
     except prompts.SetterFormatError as first_error:
         repair = [*messages, {"role": "assistant", "content": completion.text},
                   prompts.repair_message(error=str(first_error))]
-    completion = _setter_call(duel=duel, player=player, role=ModelCall.Role.REPAIR,
-                              messages=repair)
+    completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.REPAIR,
+                                    messages=repair)
     try:
-        return prompts.parse_setter_answer(completion.text), ""
+        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
     except prompts.SetterFormatError as second_error:
-        return None, f"malformed answer after one repair request: {second_error}"
+        return SetterReply(None, f"malformed answer after one repair request: {second_error}",
+                           None)
+
+
+def setter_python_version() -> str:
+    """The sandbox's exact Python version, named in every setter prompt (SandboxUnavailable
+    when no sandbox can say: an infrastructure fault, retried)."""
+    return sandbox_python_version(backend=settings.ENVDUELS_SANDBOX)
+
+
+def setter_call_point_at(*, call: int | None, environment: Environment) -> None:
+    """Record on the setter call an answer was read from the environment it became."""
+    if call is not None:
+        ModelCall.objects.filter(pk=call).update(environment=environment)
 
 
 def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSide:
@@ -148,16 +189,19 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
     if getattr(duel, forfeit_field):
         forfeit = getattr(duel, forfeit_field)
         return AuthoredSide(environment=environment, hint=hint, forfeit=forfeit)
-    answer = None
+    answer, call = None, None
     if environment is None:
         setter = duel.a if side == "a" else duel.b
-        answer, forfeit = setter_answer(duel=duel, player=setter, digests=digests)
+        messages = prompts.setter_messages(python_version=setter_python_version(),
+                                           digests=digests or None)
+        reply = setter_answer(ledger=duel_ledger(duel=duel), player=setter, messages=messages)
+        answer, call = reply.answer, reply.call
         if answer is None:
-            Duel.objects.filter(pk=duel.pk).update(**{forfeit_field: forfeit})
-            return AuthoredSide(environment=None, hint=None, forfeit=forfeit)
+            Duel.objects.filter(pk=duel.pk).update(**{forfeit_field: reply.problem})
+            return AuthoredSide(environment=None, hint=None, forfeit=reply.problem)
     try:
         return _side_store_and_validate(duel=duel, side=side, answer=answer,
-                                        environment=environment, hint=hint)
+                                        environment=environment, hint=hint, call=call)
     except AUTHORING_INFRASTRUCTURE_ERRORS:
         raise
     except Exception as error:
@@ -173,8 +217,12 @@ def duel_author_side(*, duel: Duel, side: str, digests: list[str]) -> AuthoredSi
 
 
 def _side_store_and_validate(*, duel: Duel, side: str, answer: prompts.SetterAnswer | None,
-                             environment: Environment | None, hint: Hint | None) -> AuthoredSide:
-    """Store the setter's `answer` (when given), validate the environment, record a forfeit."""
+                             environment: Environment | None, hint: Hint | None,
+                             call: int | None = None) -> AuthoredSide:
+    """Store the setter's `answer` (when given), validate the environment, record a forfeit.
+
+    `call` is the stored setter call the answer was read from: it is linked to the environment
+    the answer became (the setter's data leaves with it)."""
     env_field, hint_field, forfeit_field = f"env_{side}", f"hint_{side}", f"forfeit_{side}"
     if answer is not None:
         setter = duel.a if side == "a" else duel.b
@@ -193,6 +241,8 @@ def _side_store_and_validate(*, duel: Duel, side: str, answer: prompts.SetterAns
                 **{env_field: environment, hint_field: hint})
             if not recorded:
                 transaction.set_rollback(True)
+            else:
+                setter_call_point_at(call=call, environment=environment)
         if not recorded:
             duel.refresh_from_db()
             environment, hint = getattr(duel, env_field), getattr(duel, hint_field)
@@ -233,7 +283,7 @@ def duel_observe_digests(*, duel: Duel) -> list[str]:
     )[:MAX_DIGESTS]  # each duel gives at most two digests
     digests: list[str] = []
     for earlier_duel in earlier:
-        for side, author in (("a", earlier_duel.a), ("b", earlier_duel.b)):
+        for side in ("a", "b"):
             environment = getattr(earlier_duel, f"env_{side}")
             hint = getattr(earlier_duel, f"hint_{side}")
             if environment is None or hint is None or not environment.is_valid:
@@ -243,13 +293,53 @@ def duel_observe_digests(*, duel: Duel) -> list[str]:
                 for episode in earlier_duel.failed_unhinted
                 if episode.environment_id == environment.pk
             ]
-            digests.append(prompts.observe_digest(
-                title=environment.title, author=author.name, hint=hint.text,
-                p_unhinted=getattr(earlier_duel, f"p_unhinted_{side}"),
-                p_hinted=getattr(earlier_duel, f"p_hinted_{side}"),
-                setter_score=getattr(earlier_duel, f"setter_score_{side}"),
-                failed_unhinted_actions=failed,
-            ))
+            digests.append(_side_digest(duel=earlier_duel, side=side, failed=failed))
             if len(digests) >= MAX_DIGESTS:
                 return digests
+    return digests
+
+
+def _side_digest(*, duel: Duel, side: str, failed: list[list[str]]) -> str:
+    """One duel side's observe-mode digest: its environment, hint, figures, failed runs."""
+    environment, hint = getattr(duel, f"env_{side}"), getattr(duel, f"hint_{side}")
+    return prompts.observe_digest(
+        title=environment.title, author=getattr(duel, side).name, hint=hint.text,
+        p_unhinted=getattr(duel, f"p_unhinted_{side}"),
+        p_hinted=getattr(duel, f"p_hinted_{side}"),
+        setter_score=getattr(duel, f"setter_score_{side}"),
+        failed_unhinted_actions=failed,
+    )
+
+
+class DigestNotFound(LookupError):
+    """An earlier environment asked for by reference has no finished duel to digest."""
+
+
+def environment_digests(*, references: list[str]) -> list[str]:
+    """Observe-mode digests of chosen earlier environments, each named by its uuid or a prefix
+    of its design hash: the latest finished duel that played it, as observe mode writes it."""
+    if len(references) > MAX_DIGESTS:
+        raise DigestNotFound(f"at most {MAX_DIGESTS} digests fit one prompt")
+    digests = []
+    for reference in references:
+        chosen = Q(content_hash__startswith=str(reference).lower()[:64])
+        with contextlib.suppress(ValueError):
+            chosen |= Q(uuid=UUID(str(reference)))
+        environments = Environment.objects.filter(chosen, status=EnvironmentStatus.VALID)
+        duel = (Duel.objects.filter(Q(env_a__in=environments) | Q(env_b__in=environments),
+                                    status=Status.FINISHED)
+                .select_related("a", "b", "env_a", "env_b", "hint_a", "hint_b")
+                .order_by("-finished_at", "-pk").first())
+        chosen_ids = set(environments.values_list("pk", flat=True)[:1000])
+        side = None if duel is None else ("a" if duel.env_a_id in chosen_ids else "b")
+        if duel is None or getattr(duel, f"hint_{side}") is None:
+            raise DigestNotFound(f"no finished duel played an environment {str(reference)[:80]!r}"
+                                 " (name one by its uuid or a prefix of its design hash)")
+        failed = [
+            [step.action for step in episode.trajectory.filter(index__gte=1)]
+            for episode in Episode.objects.filter(
+                duel=duel, environment=getattr(duel, f"env_{side}"),
+                condition=Condition.UNHINTED, status=Status.FINISHED, success=False)
+        ]
+        digests.append(_side_digest(duel=duel, side=side, failed=failed))
     return digests

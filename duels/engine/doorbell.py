@@ -3,9 +3,11 @@
 The database is the truth; a lost doorbell only delays a live view until its next poll, so a
 channel layer that is down never fails (nor slows) the step that rang it.
 
-Rings go to the episode's group (`episode.<uuid>`), the only group anything joins: the episode
-viewers' hub (duels/episode_hub.py). Duel and tournament pages poll the database instead, so
-a ring to their groups would cost a channel-layer round trip (two Redis commands) for nobody.
+Rings go to the episode's group (`episode.<uuid>`), which the episode viewers' hub joins
+(duels/episode_hub.py). Duel and tournament pages poll the database instead, so a ring to their
+groups would cost a channel-layer round trip (two Redis commands) for nobody. An episode's end
+also rings the groups its owner names (duels/engine/owners.py): a study page's `study.<uuid>`,
+once per field play, so the page refreshes its progress when a play ends.
 
 Rings go through one long-lived sender per process: a daemon thread with its own event loop,
 so the channel layer keeps one connection instead of opening one per ring (which
@@ -29,6 +31,7 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
+from duels.engine.owners import episode_owner
 from duels.models import Episode, Step
 
 logger = logging.getLogger(__name__)
@@ -234,5 +237,7 @@ def doorbell_reply_partial(*, episode_uuid: str, index: int, text: str, thinking
 
 
 def doorbell_episode_ended(*, episode: Episode) -> None:
+    """Ring `episode.ended` to the episode's group and to its owner's (a study page's)."""
     message = {"type": "episode.ended", "episode": str(episode.uuid), "status": episode.status}
-    _sender.ring(_group(episode), message)
+    run = episode_owner(episode)
+    _sender.ring(_group(episode) + (run.groups(episode=episode) if run else []), message)

@@ -175,6 +175,8 @@ def duel_result(*, duel: Duel) -> dict:
             "environment": str(environment.uuid) if environment else None,
             "valid": figures.played,
             "forfeit_reason": getattr(duel, f"forfeit_{side}") or None,
+            "voided": figures.voided,
+            "void_reason": getattr(duel, f"void_{side}") or None,
             "p_unhinted": figures.p_unhinted,
             "p_hinted": figures.p_hinted,
             "hint_gain": figures.hint_gain,

@@ -10,25 +10,19 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
-from dataclasses import dataclass
 
-from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from duels.bounds import OBSERVATION_CHARS, REPLY_CHARS, THINKING_CHARS, text_bound
-from duels.engine.costs import CostCapReached, completion_cost, duel_spend_check
+from duels.engine.costs import CostCapReached
 from duels.engine.doorbell import doorbell_episode_ended, doorbell_step_ready, doorbell_warm
-from duels.engine.duel_state import duel_state_forget, duel_state_read
-from duels.engine.duels import duel_fail
 from duels.engine.faults import (
     INFRASTRUCTURE,
     fault_describe,
     fault_is_lasting,
     fault_kind,
-    infra_gave_up_reason,
     infra_max_tries,
     infra_retry_at,
 )
@@ -39,48 +33,21 @@ from duels.engine.leases import (
     lease_deadline,
     worker_identity,
 )
+from duels.engine.owners import episode_owner, owner_stopped
 from duels.engine.partials import ReplyStreamer
-from duels.models import Duel, EndReason, Episode, Status, Step, Tournament
-from duels.players import player_client, prompts
-from duels.players.actions import (
-    TOOL,
-    ParsedAction,
-    action_protocol,
-    action_read,
-    format_reminder,
-    tool_action_sent,
-)
-from sandbox_runner import EnvCodeError, Sandbox, StepResult, open_sandbox
+from duels.engine.proof import episode_provable, episode_prove, replay_alongside_open
+from duels.engine.replay_alongside import ReplayAlongside
+from duels.engine.solver_loop import EpisodeProgress, solver_loop
+from duels.models import EndReason, Episode, Status, Step
+from duels.players import player_client
+from duels.players.actions import tool_action_sent
+from sandbox_runner import EnvCodeError, Sandbox
 
 logger = logging.getLogger(__name__)
-
-SOLVER_MAX_TOKENS = 2048
-
-
-def episode_token_budget() -> int:
-    return int(getattr(settings, "ENVDUELS_EPISODE_TOKEN_BUDGET", 400_000))
-
-
-def episode_time_budget_seconds() -> float:
-    """Budget on the solver's total model time in one episode."""
-    return float(getattr(settings, "ENVDUELS_EPISODE_TIME_BUDGET_SECONDS", 1800))
-
 
 class ReplayMismatch(EnvCodeError):
     """Replaying the stored actions gave other observations: the environment is not
     deterministic in its seed."""
-
-
-@dataclass
-class _Progress:
-    # (observation, reply, action sent through the act tool or None), as sent to the solver
-    history: list[tuple[str, str, str | None]]
-    observation: str  # the observation the solver answers next
-    index: int  # index of the last stored step
-    tokens: int
-    model_seconds: float
-    done: bool
-    success: bool
 
 
 def episode_record_step(
@@ -129,35 +96,37 @@ def episode_record_step(
     )
     held = Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner)
     deadline = lease_deadline()
+    run = episode_owner(episode) if cost else None  # who pays: its duel, its study …
     with transaction.atomic():
         # The conditional UPDATE comes first: it locks the row against a racing claim.
         owned = held.update(steps=index, lease_expires_at=deadline, **totals)
         if owned != 1:
             raise LeaseLost(f"episode {episode.uuid} is no longer held by {owner}")
         step.save(force_insert=True)
-        if cost and episode.duel_id:
-            Duel.objects.filter(pk=episode.duel_id).update(cost=F("cost") + cost)
-            if episode.duel.tournament_id:
-                Tournament.objects.filter(pk=episode.duel.tournament_id).update(
-                    cost=F("cost") + cost
-                )
-    if cost and episode.duel_id:
-        duel_state_forget(duel_id=episode.duel_id, tournament_id=episode.duel.tournament_id)
+        if run is not None:
+            run.charge(episode=episode, cost=cost)
+    if run is not None:
+        run.charged(episode=episode)
     return step
 
 
 def episode_finish(
     *, episode: Episode, owner: str, status: str, end_reason: str, success: bool | None,
-    error: str = "",
+    error: str = "", proof: tuple[str, int] | None = None,
 ) -> bool:
-    """End a held episode; False when it was no longer ours."""
+    """End a held episode (with what its check after play found); False when it was no longer
+    ours."""
+    checked = {"proof": proof[0], "proof_ms": proof[1]} if proof else {}
     ended = Episode.objects.filter(pk=episode.pk, status=Status.RUNNING, lease_owner=owner).update(
         status=status, end_reason=end_reason, success=success, error=error[:4000],
-        finished_at=timezone.now(), lease_owner="", lease_expires_at=None,
+        finished_at=timezone.now(), lease_owner="", lease_expires_at=None, **checked,
     )
     if ended:
         episode.status, episode.end_reason, episode.success = status, end_reason, success
         doorbell_episode_ended(episode=episode)
+        run = episode_owner(episode)
+        if run is not None:
+            run.episode_ended(episode=episode)
     return ended == 1
 
 
@@ -168,16 +137,19 @@ def episode_release(*, episode: Episode, owner: str) -> None:
     )
 
 
-def _duel_state(episode: Episode) -> dict | None:
-    """What the solver loop asks of its duel before each model call: its status and what its
-    cost-cap check needs (None for an episode outside any duel; shared reads: duel_state.py)."""
-    if not episode.duel_id:
+def _owner_state(episode: Episode) -> dict | None:
+    """What the solver loop asks of the episode's owner (its duel, its study …) before each
+    model call: its status and what its cost-cap check needs (None for a lone episode)."""
+    run = episode_owner(episode)
+    if run is None:
         return None
-    return duel_state_read(duel_id=episode.duel_id)
+    return run.state(owner_id=run.owner_id(episode))
 
 
-def _replay(*, episode: Episode, sandbox, owner: str, protocol: str) -> _Progress:
-    """Reset the sandbox and replay the stored steps; store step 0 when it is missing.
+def _replay(*, episode: Episode, sandbox, owner: str, protocol: str,
+            alongside: ReplayAlongside | None = None) -> EpisodeProgress:
+    """Reset the sandbox and replay the stored steps; store step 0 when it is missing. The
+    replay alongside (the proof after play's) gets every stored action too.
 
     Format reminders are not replayed: their replies never reached the environment.
     """
@@ -193,11 +165,13 @@ def _replay(*, episode: Episode, sandbox, owner: str, protocol: str) -> _Progres
     for previous, step in zip(stored, stored[1:], strict=False):
         if not step.is_format_reminder:
             result = sandbox.step(step.action)
+            if alongside is not None:
+                alongside.send(step.action)
             if text_bound(result.observation, limit=OBSERVATION_CHARS) != step.observation:
                 raise ReplayMismatch(f"step {step.index} gave a different observation on replay")
         history.append((previous.observation, step.reply, _sent_by_tool(step, protocol)))
     last = stored[-1]
-    return _Progress(
+    return EpisodeProgress(
         history=history, observation=last.observation, index=last.index,
         tokens=sum(s.input_tokens + s.output_tokens for s in stored),
         model_seconds=sum(s.latency_ms for s in stored) / 1000, done=last.done,
@@ -209,98 +183,62 @@ def _sent_by_tool(step: Step, protocol: str) -> str | None:
     return tool_action_sent(protocol=protocol, action=step.action, format_error=step.format_error)
 
 
-def _answer(
-    *, sandbox: Sandbox, parsed: ParsedAction, protocol: str, index: int, max_steps: int
-) -> tuple[StepResult, int]:
-    """Send a readable action to the environment; answer an unreadable reply with the format
-    reminder instead. Returns (StepResult, milliseconds spent in the sandbox)."""
-    if parsed.format_error:
-        reminder = format_reminder(protocol=protocol, problem=parsed.format_error,
-                                   steps_used=index, max_steps=max_steps)
-        return StepResult(observation=reminder, done=False, success=False, reward=None), 0
-    stepping = time.monotonic()
-    result = sandbox.step(parsed.action)
-    return result, int((time.monotonic() - stepping) * 1000)
+class _StoredEpisode:
+    """The solver loop's journal for an Episode row (solver_loop.EpisodeJournal): each step
+    stored and streamed as it is played, a resume replayed from the stored steps, the episode's
+    owner (its duel, its study …: duels/engine/owners.py) asked before each model call."""
+
+    def __init__(self, *, episode: Episode, owner: str, stop: threading.Event | None,
+                 alongside: ReplayAlongside | None = None) -> None:
+        self.episode, self.owner, self.stop = episode, owner, stop
+        self.alongside = alongside  # the proof after play's replay, fed each action sent
+        self.cache_key = str(episode.uuid)
+
+    def opened(self, *, sandbox: Sandbox, start_ms: int) -> None:
+        Episode.objects.filter(pk=self.episode.pk).update(
+            sandbox_backend=sandbox.backend_name, sandbox_start_ms=start_ms)
+
+    def start(self, *, sandbox: Sandbox, protocol: str) -> EpisodeProgress:
+        return _replay(episode=self.episode, sandbox=sandbox, owner=self.owner,
+                       protocol=protocol, alongside=self.alongside)
+
+    def before_call(self) -> tuple[str, str, bool | None, str] | None:
+        run_state = _owner_state(self.episode)
+        # A cancelled or failed duel (or study …): its episodes stop at their next step.
+        if owner_stopped(run_state):
+            return (Status.CANCELLED, EndReason.CANCELLED, None,
+                    f"the {episode_owner(self.episode).noun} was cancelled")
+        if self.stop is not None and self.stop.is_set():
+            raise _Stopping
+        if run_state:
+            episode_owner(self.episode).spend_check(state=run_state)
+        return None
+
+    def streamer(self, *, index: int) -> ReplyStreamer:
+        # The reply streams to live viewers as it is written.
+        return ReplyStreamer(episode_uuid=str(self.episode.uuid), index=index)
+
+    def record(self, *, protocol: str, **fields) -> tuple[str, str, str | None]:
+        if self.alongside is not None and fields["action"] and not fields["format_error"]:
+            self.alongside.send(fields["action"])  # replayed in its own thread meanwhile
+        step = episode_record_step(episode=self.episode, owner=self.owner, **fields)
+        doorbell_step_ready(episode=self.episode, step=step)
+        # The stored (bounded) reply, so a resumed episode sends the very same prompts.
+        return step.reply, step.observation, _sent_by_tool(step, protocol)
 
 
 def _play(
-    *, episode: Episode, owner: str, stop: threading.Event | None
+    *, episode: Episode, owner: str, stop: threading.Event | None,
+    alongside: ReplayAlongside | None = None,
 ) -> tuple[str, str, bool | None, str]:
-    """Run the solver loop; return (status, end_reason, success, message)."""
-    solver = episode.solver
-    client = player_client(solver)
-    protocol = action_protocol(solver)
-    hint_text = episode.hint.text if episode.hint_id else None  # the solver's prompt only
-    params = solver.params or {}
+    """Run the solver loop on a claimed episode; return (status, end_reason, success, message)."""
     doorbell_warm()  # its thread makes the channel layer while the sandbox opens
-    opening = time.monotonic()
-    with open_sandbox(episode.environment.source, backend=settings.ENVDUELS_SANDBOX,
-                      adapter=episode.environment.sandbox_adapter) as sandbox:
-        Episode.objects.filter(pk=episode.pk).update(
-            sandbox_backend=sandbox.backend_name,
-            sandbox_start_ms=int((time.monotonic() - opening) * 1000))
-        max_steps = episode.environment.max_steps or sandbox.max_steps
-        progress = _replay(episode=episode, sandbox=sandbox, owner=owner, protocol=protocol)
-        while True:
-            if progress.done:
-                return Status.FINISHED, EndReason.DONE, progress.success, ""
-            if progress.index >= max_steps:
-                return (Status.FINISHED, EndReason.MAX_STEPS, False,
-                        f"no success in {max_steps} steps")
-            if progress.tokens >= episode_token_budget():
-                return (Status.FINISHED, EndReason.TOKEN_BUDGET, False,
-                        f"{progress.tokens} tokens used; budget {episode_token_budget()}")
-            if progress.model_seconds >= episode_time_budget_seconds():
-                return (Status.FINISHED, EndReason.TIME_BUDGET, False,
-                        f"{progress.model_seconds:.0f} s of model time; "
-                        f"budget {episode_time_budget_seconds():.0f} s")
-            duel_state = _duel_state(episode)
-            # A cancelled or failed duel: its episodes stop at their next step.
-            if duel_state and duel_state["status"] in (Status.CANCELLED, Status.FAILED):
-                return Status.CANCELLED, EndReason.CANCELLED, None, "the duel was cancelled"
-            if stop is not None and stop.is_set():
-                raise _Stopping
-            if duel_state:
-                duel_spend_check(spend=duel_state)
-            messages = prompts.solver_messages(
-                hint=hint_text, history=progress.history, observation=progress.observation,
-                protocol=protocol,
-            )
-            started = time.monotonic()
-            # The reply streams to live viewers as it is written; the episode's uuid keys the
-            # provider's prompt cache, since every turn resends the same prefix.
-            with ReplyStreamer(episode_uuid=str(episode.uuid), index=progress.index + 1) as live:
-                completion = client.complete(
-                    messages,
-                    max_tokens=int(params.get("max_tokens", SOLVER_MAX_TOKENS)),
-                    temperature=float(params.get("temperature", 0.0)),
-                    on_partial=live.update,
-                    cache_key=str(episode.uuid),
-                    action_tool=protocol == TOOL,
-                )
-            latency_ms = completion.latency_ms or int((time.monotonic() - started) * 1000)
-            parsed = action_read(completion=completion, protocol=protocol)
-            result, sandbox_ms = _answer(sandbox=sandbox, parsed=parsed, protocol=protocol,
-                                         index=progress.index + 1, max_steps=max_steps)
-            step = episode_record_step(
-                episode=episode, owner=owner, index=progress.index + 1,
-                observation=result.observation, reply=completion.text, action=parsed.action,
-                reward=result.reward, done=result.done, success=result.success,
-                latency_ms=latency_ms, input_tokens=completion.input_tokens,
-                output_tokens=completion.output_tokens, format_error=parsed.format_error,
-                cost=completion_cost(player=solver, completion=completion),
-                thinking=completion.thinking, cache_read_tokens=completion.cache_read_tokens,
-                cache_write_tokens=completion.cache_write_tokens, sandbox_ms=sandbox_ms,
-            )
-            doorbell_step_ready(episode=episode, step=step)
-            # The stored (bounded) reply, so a resumed episode sends the very same prompts.
-            progress.history.append(
-                (progress.observation, step.reply, _sent_by_tool(step, protocol)))
-            progress.observation = step.observation
-            progress.index = step.index
-            progress.tokens += completion.input_tokens + completion.output_tokens
-            progress.model_seconds += latency_ms / 1000
-            progress.done, progress.success = result.done, result.success
+    return solver_loop(
+        source=episode.environment.source, max_steps=episode.environment.max_steps,
+        adapter=episode.environment.sandbox_adapter,
+        solver=episode.solver, client=player_client(episode.solver),
+        hint_text=episode.hint.text if episode.hint_id else None,
+        journal=_StoredEpisode(episode=episode, owner=owner, stop=stop, alongside=alongside))
 
 
 class _Stopping(Exception):
@@ -317,14 +255,25 @@ def episode_run(
     """
     owner = owner or worker_identity()
     episode = Episode.objects.select_related(
-        "environment", "hint", "solver", "duel"
+        "environment", "hint", "solver", "duel", "study"
     ).get(pk=episode.pk)
     held = episode.status == Status.RUNNING and episode.lease_owner == owner
     if not held and not episode_claim(episode_id=episode.pk, owner=owner):
         return episode
+    alongside = replay_alongside_open(episode=episode)
+    try:
+        return _run_held(episode=episode, owner=owner, stop=stop, alongside=alongside)
+    finally:
+        if alongside is not None:
+            alongside.close()
+
+
+def _run_held(*, episode: Episode, owner: str, stop: threading.Event | None,
+              alongside: ReplayAlongside | None) -> Episode:
     with heartbeat.hold(episode_id=episode.pk):
         try:
-            status, end_reason, success, message = _play(episode=episode, owner=owner, stop=stop)
+            status, end_reason, success, message = _play(episode=episode, owner=owner, stop=stop,
+                                                         alongside=alongside)
         except _Stopping:
             episode_release(episode=episode, owner=owner)
             return Episode.objects.get(pk=episode.pk)
@@ -343,15 +292,25 @@ def episode_run(
             # The environment's own fault: the episode ends, counted as not passed.
             status, end_reason, success, message = (
                 Status.FAILED, EndReason.ENV_ERROR, False, fault_describe(exc))
+        proof = None
+        if episode_provable(status=status, end_reason=end_reason):
+            # Checked on the path it played before it ends, so its side is never scored
+            # unchecked; a replay the infrastructure stopped is retried like the play.
+            try:
+                proof = episode_prove(episode=episode, alongside=alongside, record=False)
+            except Exception as exc:
+                if fault_kind(exc) != INFRASTRUCTURE:
+                    raise
+                return episode_infra_fault(episode=episode, owner=owner, error=exc)
         episode_finish(episode=episode, owner=owner, status=status, end_reason=end_reason,
-                       success=success, error=message)
+                       success=success, error=message, proof=proof)
     return Episode.objects.get(pk=episode.pk)
 
 
 def episode_infra_fault(*, episode: Episode, owner: str, error: BaseException) -> Episode:
     """Hand a held episode back after an infrastructure fault, to be resumed from its stored
-    steps after a backoff; once it has no tries left (or the fault is lasting) end it and fail
-    its duel, unscored.
+    steps after a backoff; once it has no tries left (or the fault is lasting) end it, never a
+    result, and tell its owner (a duel then ends failed, unscored).
 
     When even the database cannot be written, the lease simply runs out and another worker (or
     this one) resumes the episode.
@@ -365,9 +324,9 @@ def episode_infra_fault(*, episode: Episode, owner: str, error: BaseException) -
             Episode.objects.filter(pk=episode.pk).update(infra_faults=faults)
             ended = episode_finish(episode=episode, owner=owner, status=Status.FAILED,
                                    end_reason=EndReason.INFRA_ERROR, success=None, error=message)
-            if ended and episode.duel_id:
-                duel_fail(duel=episode.duel, reason=infra_gave_up_reason(
-                    what=f"episode {episode.uuid}", faults=faults, error=message))
+            run = episode_owner(episode)
+            if ended and run is not None:
+                run.gave_up(episode=episode, faults=faults, error=message)
         else:
             logger.warning("episode %s: infrastructure fault %d of %d, retrying: %s",
                            episode.uuid, faults, infra_max_tries(), message)

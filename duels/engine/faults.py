@@ -78,8 +78,12 @@ def infra_retry_at(*, faults: int) -> datetime:
     return timezone.now() + timedelta(seconds=infra_backoff_seconds(faults=faults))
 
 
-def infra_gave_up_reason(*, what: str, faults: int, error: str) -> str:
-    """The reason a duel ends failed once `what` ran out of tries."""
+def infra_gave_up_reason(
+    *, what: str, faults: int, error: str,
+    consequence: str = "the duel is left out of every score and rating",
+) -> str:
+    """The reason a duel (or a study's slot: `consequence`) ends failed once `what` ran out of
+    tries."""
     tries = "try" if faults == 1 else "tries"
     return (f"infrastructure fault, not a result: {what} failed {faults} {tries} "
-            f"(last: {error}); the duel is left out of every score and rating")
+            f"(last: {error}); {consequence}")

@@ -15,12 +15,21 @@ import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import close_old_connections, connection
-from django.db.models import Case, DateTimeField, F, PositiveIntegerField, Q, Value, When
+from django.db.models import (
+    Case,
+    DateTimeField,
+    F,
+    Model,
+    PositiveIntegerField,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
 from django.utils import timezone
 
 from duels.models import Duel, Episode, Status
@@ -86,8 +95,14 @@ def claimable_authoring(*, now: datetime | None = None) -> Q:
 
 def duel_claim_authoring(*, duel_id: int, owner: str) -> bool:
     """Claim a duel's authoring for `owner`; True for exactly one racing worker."""
+    return lease_claim(rows=Duel.objects.filter(claimable_authoring(), pk=duel_id), owner=owner)
+
+
+def lease_claim(*, rows: QuerySet, owner: str) -> bool:
+    """Claim the one row `rows` matches (it says what is claimable) for `owner`: running, under
+    a fresh lease, started now unless it had started. True for exactly one racing worker."""
     now = timezone.now()
-    claimed = Duel.objects.filter(claimable_authoring(now=now), pk=duel_id).update(
+    claimed = rows.update(
         status=Status.RUNNING,
         lease_owner=owner,
         lease_expires_at=now + timedelta(seconds=lease_seconds()),
@@ -97,27 +112,31 @@ def duel_claim_authoring(*, duel_id: int, owner: str) -> bool:
     return claimed == 1
 
 
-@dataclass
-class _Held:
-    episodes: dict[int, int]
-    duels: dict[int, int]
-
-
 class Heartbeat:
-    """One thread per process renewing the leases this process holds, every third of a lease."""
+    """One thread per process renewing the leases this process holds, every third of a lease.
+
+    A lease is held on a row of any model with `status`, `lease_owner` and `lease_expires_at`
+    (an episode, a duel's authoring, a study slot's authoring …)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._held = _Held(episodes={}, duels={})
+        self._held: dict[type[Model], dict[int, int]] = {}  # model -> {row id: holds}
         self._thread: threading.Thread | None = None
         self._pid: int | None = None
 
     @contextmanager
-    def hold(self, *, episode_id: int | None = None, duel_id: int | None = None) -> Iterator[None]:
-        """Keep renewing the lease on this episode or duel while the block runs."""
-        table = self._held.episodes if episode_id is not None else self._held.duels
-        key = episode_id if episode_id is not None else duel_id
+    def hold(self, *, episode_id: int | None = None, duel_id: int | None = None,
+             leased: tuple[type[Model], int] | None = None) -> Iterator[None]:
+        """Keep renewing the lease on this episode, duel or other `(model, id)` while the
+        block runs."""
+        if episode_id is not None:
+            model, key = Episode, episode_id
+        elif duel_id is not None:
+            model, key = Duel, duel_id
+        else:
+            model, key = leased
         with self._lock:
+            table = self._held.setdefault(model, {})
             table[key] = table.get(key, 0) + 1
             self._ensure_thread()
         try:
@@ -139,26 +158,23 @@ class Heartbeat:
         while True:
             threading.Event().wait(max(0.5, lease_seconds() / 3))
             with self._lock:
-                episode_ids, duel_ids = list(self._held.episodes), list(self._held.duels)
-            if not episode_ids and not duel_ids:
+                held = {model: list(rows) for model, rows in self._held.items() if rows}
+            if not held:
                 continue
             try:
                 close_old_connections()
-                self.renew(episode_ids=episode_ids, duel_ids=duel_ids)
+                self.renew(held=held)
             except Exception:
                 logger.warning("lease heartbeat failed; retrying", exc_info=True)
                 connection.close()
 
     @staticmethod
-    def renew(*, episode_ids: list[int], duel_ids: list[int]) -> None:
+    def renew(*, held: dict[type[Model], list[int]]) -> None:
         owner, deadline = worker_identity(), lease_deadline()
-        if episode_ids:
-            Episode.objects.filter(
-                pk__in=episode_ids, status=Status.RUNNING, lease_owner=owner
-            ).update(lease_expires_at=deadline)
-        if duel_ids:
-            Duel.objects.filter(
-                pk__in=duel_ids, status=Status.RUNNING, lease_owner=owner,
+        for model, ids in held.items():
+            # A lease cleared by the work itself (authoring that ended) is not renewed.
+            model.objects.filter(
+                pk__in=ids, status=Status.RUNNING, lease_owner=owner,
                 lease_expires_at__isnull=False,
             ).update(lease_expires_at=deadline)
 

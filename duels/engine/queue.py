@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from duels.engine.heartbeats import worker_dead_after
 from duels.engine.leases import lease_seconds
+from duels.engine.runs import run_kinds
 from duels.models import Duel, Status, Tournament, WorkerHeartbeat
 from duels.task_registry import task_named
 
@@ -54,22 +55,32 @@ def duel_enqueue(*, duel: Duel) -> None:
     transaction.on_commit(enqueue)
 
 
+def run_driver_enqueue(*, task: str, kwarg: str, run_uuid: str) -> None:
+    """Queue one driver of a registered kind of run (duels/engine/runs.py) now."""
+    task_named(task).enqueue(**{kwarg: run_uuid})
+
+
 def queued_drivers() -> set[str]:
-    """UUIDs of tournaments and duels that already have a driver task waiting in the queue, or
-    running on a worker whose heartbeat is live (a dead worker's rows are reaped; a worker
-    without heartbeats, a bare db_worker, is not trusted to be alive)."""
+    """UUIDs of tournaments, duels and runs of other kinds (studies …) that already have a
+    driver task waiting in the queue, or running on a worker whose heartbeat is live (a dead
+    worker's rows are reaped; a worker without heartbeats, a bare db_worker, is not trusted to
+    be alive)."""
     from django_tasks_db.models import DBTaskResult
 
     live = set(WorkerHeartbeat.objects.filter(
         last_seen_at__gte=timezone.now() - worker_dead_after()).values_list("worker_id",
                                                                              flat=True))
-    driver_paths = [task_named(name).module_path for name in ("tournament_drive", "duel_drive")]
+    kinds = run_kinds()
+    names = ["tournament_drive", "duel_drive", *(kind.task for kind in kinds)]
+    driver_paths = [task_named(name).module_path for name in names]
+    kwargs_names = ["tournament_uuid", "duel_uuid", *(kind.kwarg for kind in kinds)]
     rows = DBTaskResult.objects.filter(
         task_path__in=driver_paths, status__in=["READY", "RUNNING"],
     ).values_list("status", "worker_ids", "args_kwargs")
     kwargs = ((row or {}).get("kwargs", {}) for status, workers, row in rows
               if status == "READY" or (workers and workers[-1] in live))
-    return {str(k.get("tournament_uuid") or k.get("duel_uuid")) for k in kwargs}
+    return {str(next((k[name] for name in kwargs_names if k.get(name)), None))
+            for k in kwargs}
 
 
 def stale_sweep_schedule() -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
 
+from duels.engine.replay_clock import REPLAY_CLOCK_OFFSET
 from duels.engine.validation_probes import JUNK_ACTIONS, PROBES
 from duels.engine.validation_static import determinism_findings
 from duels.engine.validation_transcript import (
@@ -26,6 +27,7 @@ from duels.engine.validation_transcript import (
     same_sandbox_problem,
 )
 from duels.models import Environment, EnvironmentStatus
+from duels.models.environments import report_invalid_reason
 from duels.players.answers import UNTITLED
 from sandbox_runner import (
     EnvCodeError,
@@ -44,8 +46,12 @@ MAX_SOURCE_BYTES = 64 * 1024
 MAX_FINDINGS_SHOWN = 5
 UNTITLED_WARNING = (f"the setter's answer gave no title (no TITLE: line); it is shown as "
                     f"'{UNTITLED}'")
-CHECK_NAMES = ("source_size", "module_loads", "deterministic", "three_seeds_reset",
-               "junk_actions", "reference_solution", "hint_not_leaked", "within_limits")
+# In the order they run (the report lists them so, and a check an earlier failure stopped says
+# so after it): the first sandbox resets three seeds, plays junk, probes and announced actions,
+# replays the reference and plays the solver's game again; then the two sandboxes' answers are
+# compared (deterministic) and searched for the hint.
+CHECK_NAMES = ("source_size", "module_loads", "three_seeds_reset", "junk_actions",
+               "reference_solution", "deterministic", "hint_not_leaked", "within_limits")
 
 
 class ValidationRun:
@@ -62,6 +68,7 @@ class ValidationRun:
         self.warnings: list[str] = []
         self.limit_errors: list[str] = []
         self.max_steps: int | None = None
+        self.clock_offset = 0  # the fresh sandbox's clocks are moved (duels.engine.replay_clock)
 
     def record(self, name: str, passed: bool, detail: str) -> bool:
         self.checks[name] = {"name": name, "passed": passed, "detail": detail}
@@ -70,7 +77,7 @@ class ValidationRun:
     def in_fresh_sandbox(self, work: Callable[[Any], Any]) -> Any:
         """Run `work(sandbox)` in a newly loaded sandbox; sandbox errors propagate."""
         with open_sandbox(self.source, limits=self.limits, backend=self.backend,
-                          adapter=self.adapter) as sandbox:
+                          clock_offset=self.clock_offset, adapter=self.adapter) as sandbox:
             self.backend_used = sandbox.backend_name
             self.max_steps = sandbox.max_steps
             return work(sandbox)
@@ -157,6 +164,9 @@ def environment_validation_report(*, source: str, hint_texts: list[str],
         stage = {"check": "module_loads"}
         transcript = Transcript()
 
+        # The fresh sandbox runs with its clocks moved, so a time read anywhere shows.
+        run.clock_offset = 0 if repeat else REPLAY_CLOCK_OFFSET
+
         def play(sandbox, transcript=transcript, stage=stage, repeat=repeat) -> dict[str, Any]:
             transcript.clear()  # a retried attempt starts its transcript again
             return play_script(sandbox, transcript, stage, repeat=repeat)
@@ -164,10 +174,12 @@ def environment_validation_report(*, source: str, hint_texts: list[str],
         played = run.attempt(lambda stage=stage: stage["check"], play)
         if stage["check"] != "module_loads":
             run.record("module_loads", True, f"Environment loaded; max_steps = {run.max_steps}")
+        if not transcripts:
+            # What the checks before a failure found is reported too (a failed one keeps its
+            # failure): only the checks after it read "not run".
+            record_first_pass(run, stage if played is None else played)
         if played is None:
             break
-        if not transcripts:
-            record_first_pass(run, played)
         transcripts.append(transcript)
     if transcripts:
         leaks = hint_leaks(transcripts, hint_texts)
@@ -191,19 +203,30 @@ NO_REFERENCE = "no reference_solution (optional)"
 
 
 def record_first_pass(run: ValidationRun, played: dict[str, Any]) -> None:
-    """Record the checks the first sandbox decides on its own."""
-    run.record("three_seeds_reset", all(text.strip() for text in played["resets"].values()),
-               f"seeds {list(VALIDATION_SEEDS)} reset to non-empty text")
+    """Record the checks the first sandbox decides on its own (those it got to, when it
+    stopped early; a check already recorded as failed stays so)."""
+    def record(name: str, passed: bool, detail: str) -> None:
+        if name not in run.checks:
+            run.record(name, passed, detail)
+
+    if "resets" not in played:
+        return
+    record("three_seeds_reset", all(text.strip() for text in played["resets"].values()),
+           f"seeds {list(VALIDATION_SEEDS)} reset to non-empty text")
+    if "actions" not in played:
+        return
     announced = len(played["actions"]) - len(JUNK_ACTIONS) - len(PROBES)
-    run.record("junk_actions", True, (
+    record("junk_actions", True, (
         f"{len(JUNK_ACTIONS)} junk actions, the probes {', '.join(PROBES)} and {announced} "
         "action(s) announced in the reset texts gave well-formed results"))
+    if "has_reference" not in played:
+        return
     if not played["has_reference"]:
-        run.record("reference_solution", True, NO_REFERENCE)
+        record("reference_solution", True, NO_REFERENCE)
         return
     failures = [text for text in played["replays"] if text]
-    run.record("reference_solution", not failures,
-               "; ".join(failures) or f"replays succeed for seeds {list(REFERENCE_SEEDS)}")
+    record("reference_solution", not failures,
+           "; ".join(failures) or f"replays succeed for seeds {list(REFERENCE_SEEDS)}")
 
 
 def report_check_passed(report: dict[str, Any] | None, name: str) -> bool:
@@ -226,6 +249,30 @@ def finish_limits_check(run: ValidationRun) -> None:
                "; ".join(run.limit_errors) or "every call stayed within the sandbox limits")
 
 
+def source_validate(*, source: str, hint_texts: list[str], name: str,
+                    adapter: dict | None = None) -> dict[str, Any]:
+    """The validation report of `source` in this installation's sandbox, as a duel takes it:
+    an unexpected failure or a `max_steps` out of range is an invalid report with the reason.
+    `adapter` plays an imported envduels-v1 class (a stored environment's `sandbox_adapter`).
+    Only SandboxUnavailable (no sandbox here: an infrastructure fault) escapes."""
+    try:
+        report = environment_validation_report(
+            source=source, hint_texts=hint_texts, backend=settings.ENVDUELS_SANDBOX,
+            adapter=adapter)
+    except SandboxUnavailable:
+        raise
+    except Exception as error:
+        logger.exception("validating %s stopped on an unexpected error", name)
+        report = validation_error_report(
+            f"validation stopped on an unexpected error: {type(error).__name__}: {short(error)}")
+    max_steps = report.get("max_steps")
+    if max_steps is not None and (type(max_steps) is not int
+                                  or not MIN_STEPS <= max_steps <= MAX_STEPS):
+        report = validation_error_report(
+            f"max_steps {str(max_steps)[:40]} is outside {MIN_STEPS}..{MAX_STEPS}")
+    return report
+
+
 def environment_validate(*, environment: Environment) -> Environment:
     """Validate the environment in the sandbox and store the report, status and `max_steps`.
 
@@ -236,9 +283,9 @@ def environment_validate(*, environment: Environment) -> Environment:
     and the duel goes on.
     """
     hint_texts = list(environment.hints.values_list("text", flat=True))
-    report = source_validation_report(source=environment.source, hint_texts=hint_texts,
-                                      adapter=environment.sandbox_adapter,
-                                      label=str(environment.uuid))
+    report = source_validate(source=environment.source, hint_texts=hint_texts,
+                             name=f"environment {environment.uuid}",
+                             adapter=environment.sandbox_adapter)
     if environment.title == UNTITLED and environment.author_id is not None:
         report["warnings"] = [UNTITLED_WARNING, *report.get("warnings", [])]
     try:
@@ -249,29 +296,6 @@ def environment_validate(*, environment: Environment) -> Environment:
         validation_store(environment=environment, report=validation_error_report(
             f"the validation result could not be stored: {short(error)}"))
     return environment
-
-
-def source_validation_report(*, source: str, hint_texts: list[str],
-                             adapter: dict | None = None, label: str = "") -> dict[str, Any]:
-    """The validation report of a source not stored yet (or of a stored one): every check in
-    the configured sandbox, an unexpected failure and a `max_steps` out of range made invalid
-    reports with the reason. Only SandboxUnavailable escapes."""
-    try:
-        report = environment_validation_report(
-            source=source, hint_texts=hint_texts, backend=settings.ENVDUELS_SANDBOX,
-            adapter=adapter)
-    except SandboxUnavailable:
-        raise
-    except Exception as error:
-        logger.exception("validating environment %s stopped on an unexpected error", label)
-        report = validation_error_report(
-            f"validation stopped on an unexpected error: {type(error).__name__}: {short(error)}")
-    max_steps = report.get("max_steps")
-    if max_steps is not None and (type(max_steps) is not int
-                                  or not MIN_STEPS <= max_steps <= MAX_STEPS):
-        report = validation_error_report(
-            f"max_steps {str(max_steps)[:40]} is outside {MIN_STEPS}..{MAX_STEPS}")
-    return report
 
 
 def validation_error_report(reason: str) -> dict[str, Any]:
@@ -291,9 +315,4 @@ def validation_store(*, environment: Environment, report: dict[str, Any]) -> Non
 
 def environment_invalid_reason(*, environment: Environment) -> str:
     """Return the failed checks of an invalid environment as one line a person can act on."""
-    if (environment.validation or {}).get("error"):
-        return f"invalid environment — {environment.validation['error']}"
-    checks = (environment.validation or {}).get("checks", [])
-    failed = [f"{check['name']}: {check.get('detail', '')}".strip(": ")
-              for check in checks if not check.get("passed")]
-    return "invalid environment — " + ("; ".join(failed) if failed else "validation failed")
+    return report_invalid_reason(environment.validation)

@@ -75,6 +75,8 @@ def determinism_findings(source: str) -> tuple[list[str], list[str]]:
             names[builtin] = f"builtins.{builtin}"
     findings = Findings()
     calls_check(tree, names, findings)
+    references_check(tree, names, findings)
+    import_time_draws_check(tree, names, findings)
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             class_state_check(node, findings)
@@ -153,7 +155,8 @@ def calls_check(tree: ast.Module, names: dict[str, str], findings: Findings) -> 
                 findings.warn(node, f"random.seed({node.args[0].value!r}) ignores the episode's "
                                     "seed, so every seed is the same puzzle; use "
                                     "random.seed(seed)")
-        elif name in MODULE_RANDOM_DRAWS and not reset_seeds_random and not warned_draw:
+        elif name in MODULE_RANDOM_DRAWS and not reset_seeds_random and not warned_draw \
+                and id(node) not in module_level:  # at import: refused (import_time_draws)
             warned_draw = True
             findings.warn(node, f"{name} draws from the module-level random, which EnvDuels "
                                 "seeds from the episode's seed before each reset; elsewhere it "
@@ -168,6 +171,61 @@ def calls_check(tree: ast.Module, names: dict[str, str], findings: Findings) -> 
             findings.warn(node, "hash() of a str is pinned in EnvDuels's sandbox "
                                 "(PYTHONHASHSEED=0) but differs between Python processes "
                                 "elsewhere; zlib.crc32(text.encode()) is stable everywhere")
+
+
+def passed_on_fix(name: str) -> str:
+    if name in CLOCKS or name in CLOCK_WITHOUT_ARGUMENT:
+        return f"reads the clock when it is called later; {CLOCK_FIX}"
+    if name in ("os.getpid", "os.getppid"):
+        return "is the sandbox's process number when it is called later; derive it from the seed"
+    if name == "builtins.id":
+        return "gives memory addresses, which differ between sandboxes; number the objects yourself"
+    return f"draws from the system's entropy when it is called later; {ENTROPY_FIX}"
+
+
+def references_check(tree: ast.Module, names: dict[str, str], findings: Findings) -> None:
+    """Refuse a clock, entropy, process-id or id() function passed on as a value and called
+    later: a dataclass `default_factory`, a default argument, `functools.partial`, an alias
+    (`now = time.time`), a callback. It reads what a direct call reads."""
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Name | ast.Attribute) or not isinstance(node.ctx, ast.Load):
+            continue
+        if id(node) in called or id(node) in inner:
+            continue
+        name = dotted(node, names)
+        if not (name in CLOCKS or name in CLOCK_WITHOUT_ARGUMENT or name in ENTROPY
+                or name.startswith("secrets.") or name in ("os.getpid", "os.getppid")
+                or (name == "builtins.id" and isinstance(node, ast.Name))):
+            continue
+        shown = name.removeprefix("builtins.")
+        findings.refuse(node, f"{shown} is passed on as a value (a default_factory, a default "
+                              f"argument, functools.partial or an alias) and {passed_on_fix(name)}")
+
+
+def import_time_draws_check(tree: ast.Module, names: dict[str, str], findings: Findings) -> None:
+    """Refuse draws from the module-level random that run while the module is imported (at
+    module level, in a class body, in a default argument or a decorator): they happen once,
+    before any episode's seed, so every seed shares them."""
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            arguments = node.args
+            evaluated = [*arguments.defaults, *(d for d in arguments.kw_defaults if d)]
+            if not isinstance(node, ast.Lambda):
+                evaluated += node.decorator_list
+            for child in evaluated:
+                visit(child)
+            return  # the body runs when called, after the seed
+        if isinstance(node, ast.Call) and dotted(node.func, names) in MODULE_RANDOM_DRAWS:
+            findings.refuse(node, f"{dotted(node.func, names)}() runs while the module is "
+                                  "imported, before any episode's seed, so every seed gets the "
+                                  "same draw; draw in reset from rng = random.Random(seed)")
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for statement in tree.body:
+        visit(statement)
 
 
 def is_none(node: ast.AST) -> bool:

@@ -13,11 +13,11 @@ the source on the host (parsed, never run).
 from __future__ import annotations
 
 import ast
-import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from duels.engine.hint_search import hint_shown
 from duels.engine.validation_probes import solver_actions
 from sandbox_runner import EnvCodeError
 
@@ -103,20 +103,25 @@ class Transcript:
                 if "observation" in entry.values]
 
 
-def play_script(sandbox, transcript: Transcript, stage: dict[str, str], *,
+def play_script(sandbox, transcript: Transcript, stage: dict[str, Any], *,
                 repeat: bool) -> dict[str, Any]:
     """Play validation's script in `sandbox`, recording into `transcript`; `stage["check"]`
-    names the check a failure belongs to. With `repeat`, the solver's game is played twice."""
+    names the check a failure belongs to, and `stage` keeps what the checks before it found
+    (`resets`, `actions`, `replays`, `has_reference`), so a failure later on still reports them.
+    With `repeat`, the solver's game is played twice."""
     stage["check"] = "three_seeds_reset"
     resets = {seed: transcript.reset(sandbox, seed) for seed in VALIDATION_SEEDS}
+    stage["resets"] = resets
     stage["check"] = "junk_actions"
     transcript.actions = solver_actions(list(resets.values()))
     transcript.mark("play")
     play_solver_game(sandbox, transcript)
+    stage["actions"] = transcript.actions
     stage["check"] = "reference_solution"
     transcript.mark("reference")
     replays = ([replay_reference(sandbox, transcript, seed) for seed in REFERENCE_SEEDS]
                if sandbox.has_reference else [])
+    stage.update(replays=replays, has_reference=sandbox.has_reference)
     if repeat:
         stage["check"] = "deterministic"
         transcript.mark("repeat")
@@ -217,19 +222,14 @@ def same_sandbox_problem(transcript: Transcript) -> str:
         transcript.part("play", "reference"), transcript.part("repeat"), where)
 
 
-def normalised(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().casefold()
-
-
 def hint_leaks(transcripts: list[Transcript], hint_texts: list[str]) -> list[str]:
-    """Where each hint (case and spacing ignored) appears in a text the environment returned."""
+    """Where each hint shows (duels.engine.hint_search: case, spacing and punctuation ignored,
+    a long run of its words counts) in a text the environment returned."""
     leaks = []
     for hint in hint_texts:
-        needle = normalised(hint)
-        if not needle:
-            continue
         place = next((entry for transcript in transcripts
-                      for entry, text in transcript.texts() if needle in normalised(text)), None)
+                      for entry, text in transcript.texts() if hint_shown(hint=hint, text=text)),
+                     None)
         if place is not None:
             kind = "reset text" if place.what == "reset" else "observation"
             leaks.append(f"the hint {shown(hint)} appears in the {kind} of {place.place()}")

@@ -21,9 +21,11 @@ from duels.engine.leases import lease_seconds
 from duels.engine.queue import (
     duel_driver_enqueue,
     queued_drivers,
+    run_driver_enqueue,
     stale_sweep_schedule,
     tournament_driver_enqueue,
 )
+from duels.engine.runs import run_kinds
 from duels.engine.scheduler import tournament_drive, work_drive
 from duels.models import Duel, Episode, Status, Tournament
 
@@ -84,14 +86,17 @@ def duel_drive_in_worker(*, duel_uuid: str) -> str:
     return "done"
 
 
-def _unattended(*, episodes: Q, duels: Q) -> bool:
-    """True when work in this scope is claimable and nobody holds a live lease on any of it."""
+def _unattended(*, episodes: Q, duels: Q | None = None,
+                units: tuple[tuple[type, Q], ...] = ()) -> bool:
+    """True when work in this scope is claimable and nobody holds a live lease on any of it
+    (its episodes, and its authoring units: duels, or the rows another kind of run leases)."""
     now = timezone.now()
+    leased = ((Duel, duels),) if duels is not None else units
     # Work waiting out an infrastructure fault's backoff has a future lease but no owner.
     live = (Episode.objects.filter(episodes, status=Status.RUNNING, lease_expires_at__gte=now)
             .exclude(lease_owner="").exists()
-            or Duel.objects.filter(duels, lease_expires_at__gte=now).exclude(lease_owner="")
-            .exists())
+            or any(model.objects.filter(rows, lease_expires_at__gte=now)
+                   .exclude(lease_owner="").exists() for model, rows in leased))
     if live:
         # Someone is working here; they resume expired work themselves within seconds.
         return Episode.objects.filter(episodes, status=Status.RUNNING,
@@ -100,7 +105,8 @@ def _unattended(*, episodes: Q, duels: Q) -> bool:
 
 
 def work_resume_stale() -> list[str]:
-    """Enqueue a driver for every running tournament or lone duel that nobody is working on.
+    """Enqueue a driver for every running tournament, lone duel or run of a registered kind
+    (duels/engine/runs.py: studies …) that nobody is working on.
 
     Run when a worker starts (`manage.py resume_stale`) and periodically by the sweep task.
     Work whose driver is still waiting in the queue is not unattended: a worker will take it.
@@ -125,6 +131,13 @@ def work_resume_stale() -> list[str]:
         if _unattended(episodes=Q(duel=duel), duels=Q(pk=duel.pk)):
             duel_driver_enqueue(duel_uuid=str(duel.uuid))
             resumed.append(str(duel.uuid))
+    for kind in run_kinds():
+        for run in kind.open_runs():
+            if run.uuid in queued:
+                continue
+            if _unattended(episodes=run.episodes, units=run.units):
+                run_driver_enqueue(task=kind.task, kwarg=kind.kwarg, run_uuid=run.uuid)
+                resumed.append(run.uuid)
     return resumed
 
 
@@ -132,7 +145,8 @@ def stale_work_sweep() -> list[str]:
     """The periodic sweep: resume unattended work, and keep sweeping while any work is open."""
     resumed = work_resume_stale()
     open_work = (Tournament.objects.filter(status=Status.RUNNING).exists()
-                 or Duel.objects.filter(tournament__isnull=True, status=Status.RUNNING).exists())
+                 or Duel.objects.filter(tournament__isnull=True, status=Status.RUNNING).exists()
+                 or any(any(True for _ in kind.open_runs()) for kind in run_kinds()))
     if open_work:
         stale_sweep_schedule()
     return resumed

@@ -17,6 +17,7 @@ from uuid import UUID
 from django.db import models
 from django.db.models import Prefetch, QuerySet
 
+from duels.error_text import error_for_reader
 from duels.exchange.fields import Field, _f, _ref
 from duels.exchange.identities import author_plain_name
 from duels.exchange.panel_schema import PANEL_MODELS, PANEL_SCHEMA
@@ -30,6 +31,7 @@ from duels.models import (
     Environment,
     Episode,
     Hint,
+    ItemKind,
     Outcome,
     Player,
     Provider,
@@ -37,10 +39,12 @@ from duels.models import (
     Rubric,
     Status,
     Step,
+    Study,
     TargetKind,
     Tournament,
     TransferResult,
 )
+from duels.models.environments import version_name
 
 FORMAT = "envduels.v1"
 FORMAT_LINE = {"format": FORMAT}
@@ -67,6 +71,19 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         # Optional (older files lack it): model size in billions of parameters.
         _f("parameters_b", "number", nullable=True, minimum=0),
     ),
+    # A study (a field run): its own kind; its versions and field plays refer to it.
+    "study": (
+        _f("name", "str"),
+        Field(name="players", type="refs", ref="player"),
+        _f("per_author", "int", minimum=1),
+        _f("seeds", "int", minimum=1),
+        _f("harden_rounds", "int", **_NONNEG),
+        _f("domains", "tags"),
+        _f("self_play", "bool"),
+        _f("observe", "bool"),
+        _f("status", "str", choices=_STATUSES),
+        _f("created_at", "time"),
+    ),
     "environment": (
         _f("title", "str"),
         _ref("author", "player", nullable=True),
@@ -76,6 +93,19 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         # Optional (older files lack it): the design key, SHA-256 of the normalised source; an
         # import checks it and files the environment under that design (merging into it).
         _f("content_hash", "str", nullable=True, optional=True),
+        # Optional (older files lack them): the kind of environment, its benchmark seeds, and
+        # its place in a study: the study, the slot, the revision after play (0 = first), the
+        # version it revises, and the version's name (`env_003/harden_01`, derived).
+        _f("domain", "str", optional=True, default=""),
+        _f("benchmark_seeds", "list", nullable=True, optional=True),
+        Field(name="study", type="ref", path="study__uuid", ref="study", nullable=True,
+              optional=True),
+        _f("slot", "str", optional=True, default=""),
+        _f("revision", "int", optional=True, default=0, **_NONNEG),
+        Field(name="parent", type="ref", path="parent__uuid", ref="environment", nullable=True,
+              optional=True),
+        Field(name="version", type="str", path="version", optional=True, default="",
+              derived=True),
         # Optional (older files lack them): an imported class's own interface (docs/panels.md).
         _f("contract", "str", optional=True, default="envduels", choices=tuple(Contract.values)),
         _f("class_name", "str", optional=True, default=""),
@@ -114,9 +144,15 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         # Absent, a side without an environment or with an invalid one is forfeited.
         _f("forfeit_a", "str", nullable=True),
         _f("forfeit_b", "str", nullable=True),
+        # Optional: why a side was voided after play, "" when it was not (absent: not voided).
+        _f("void_a", "str", nullable=True),
+        _f("void_b", "str", nullable=True),
     ),
     "episode": (
         _ref("duel", "duel", nullable=True),
+        # Optional (older files lack it): the study whose field play this is.
+        Field(name="study", type="ref", path="study__uuid", ref="study", nullable=True,
+              optional=True),
         _ref("environment", "environment"),
         _ref("hint", "hint", nullable=True),
         _ref("solver", "player"),
@@ -195,6 +231,10 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("pairs", "list"),
         Field(name="annotators", type="names"),
         _f("created_at", "time"),
+        # Optional (older files lack them): what the items are — design content hashes,
+        # episode uuids or steps ("<episode uuid>:<index>") — and the annotators' guidelines.
+        _f("item_kind", "str", choices=tuple(ItemKind.values), optional=True, default="design"),
+        _f("guidelines", "str", optional=True, default=""),
     ),
     "answer": (
         _ref("queue", "queue"),
@@ -221,6 +261,7 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
 KIND_ORDER: tuple[str, ...] = tuple(SCHEMA)
 MODELS: dict[str, type[models.Model]] = {
     "player": Player,
+    "study": Study,
     "environment": Environment,
     "hint": Hint,
     "tournament": Tournament,
@@ -264,9 +305,20 @@ def _values_paths(kind: str) -> list[str]:
     for field in SCHEMA[kind]:
         if field.type == "target":
             paths += ["environment__uuid", "episode__uuid"]
-        elif field.type not in ("refs", "names"):
+        elif field.type not in ("refs", "names") and not field.derived:
             paths.append(field.path)
     return paths
+
+
+def _derived(kind: str, name: str, record: dict[str, Any]) -> Any:
+    """A derived field's value from the record's other fields."""
+    if kind == "environment" and name == "version":
+        return version_name(slot=record["slot"], revision=record["revision"])
+    raise KeyError(f"no derived field {kind}.{name}")
+
+
+# Kinds whose records list their players (a many-to-many relation), read as one prefetch.
+WITH_PLAYERS = {"tournament", "study"}
 
 
 # Where a player's server is and how it is called (an internal host name is information), with
@@ -279,7 +331,7 @@ def exchange_records(kind: str, queryset: QuerySet, *,
     """Yield the records of `kind` for a queryset of its model, streaming in chunks; without
     `player_servers` a player's PLAYER_SERVER_FIELDS are blank."""
     fields = SCHEMA[kind]
-    if kind == "tournament":
+    if kind in WITH_PLAYERS:
         rows: Iterable[Any] = queryset.order_by("pk").prefetch_related(
             Prefetch("players", queryset=Player.objects.only("uuid"))
         ).iterator(chunk_size=200)
@@ -289,30 +341,30 @@ def exchange_records(kind: str, queryset: QuerySet, *,
     else:
         rows = queryset.order_by("pk").values(*_values_paths(kind)).iterator(chunk_size=CHUNK_SIZE)
     for row in rows:
-        if kind == "tournament":
-            yield {
-                "kind": kind,
-                "uuid": str(row.uuid),
-                "name": row.name,
-                "players": sorted(str(player.uuid) for player in row.players.all()),
-                "rounds": row.rounds,
-                "attempts": row.attempts,
-                "observe": row.observe,
-                "status": row.status,
-                "created_at": iso_time(row.created_at),
-            }
+        if kind in WITH_PLAYERS:
+            record = {"kind": kind, "uuid": str(row.uuid)}
+            for field in fields:
+                if field.name == "players":
+                    record["players"] = sorted(str(player.uuid) for player in row.players.all())
+                else:
+                    record[field.name] = _value(field, {field.path: getattr(row, field.path)})
+            yield record
             continue
         record: dict[str, Any] = {"kind": kind, "uuid": str(row["uuid"])}
         for field in fields:
             if field.type == "target":
                 target = row["environment__uuid"] or row["episode__uuid"]
                 record["target"] = str(target)
+            elif field.derived:
+                record[field.name] = _derived(kind, field.name, record)
             else:
                 record[field.name] = _value(field, row)
         if kind == "annotation":
             record["author"] = author_plain_name(record["author"])
         elif kind == "player" and not player_servers:
             record.update(PLAYER_SERVER_FIELDS)
+        elif kind == "episode" and not player_servers:  # errors name the servers too
+            record["error"] = error_for_reader(record["error"], staff=False)
         yield record
 
 
@@ -329,6 +381,7 @@ def _queue_records(queryset: QuerySet) -> Iterator[dict[str, Any]]:
             "annotators": sorted(author_plain_name(user.get_username())
                                  for user in queue.annotators.all()),
             "created_at": iso_time(queue.created_at),
+            "item_kind": queue.item_kind, "guidelines": queue.guidelines,
         }
 
 

@@ -26,6 +26,8 @@ class Field:
     # An optional field older files may lack: absent, it reads as `default`.
     optional: bool = False
     default: Any = None
+    # Computed from other fields when written (an environment's `version`), checked on import.
+    derived: bool = False
 
 
 def _f(name: str, type_: str, path: str = "", **options: Any) -> Field:

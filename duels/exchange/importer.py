@@ -28,7 +28,13 @@ from duels.exchange.team_import import (
     team_record_build,
 )
 from duels.exchange.team_records import TEAM_KINDS
-from duels.exchange.validate import BATCH, ImportPlan, exchange_validate, import_forfeit
+from duels.exchange.validate import (
+    BATCH,
+    FORFEIT_CHARS,
+    ImportPlan,
+    exchange_validate,
+    import_forfeit,
+)
 from duels.models import (
     Annotation,
     Condition,
@@ -40,12 +46,14 @@ from duels.models import (
     Player,
     Status,
     Step,
+    Study,
     TargetKind,
     Tournament,
     TransferResult,
 )
 from duels.rescoring import duel_rescore
 from duels.signals import data_changed
+from duels.study_records import study_slots_derive
 from duels.wording import count_noun
 
 __all__ = ["ExchangeImportError", "ImportReport", "exchange_import", "exchange_validate"]
@@ -82,6 +90,9 @@ class _Writer:
         self.buffer_kind = ""
         self.created_duels: list[int] = []
         self.created_tournaments: list[int] = []
+        self.created_studies: list[int] = []
+        # (environment uuid, its parent's uuid): set once every environment is written.
+        self.parents: list[tuple[str, str]] = []
 
     def pk(self, kind: str, uuid: str | None) -> int | None:
         if uuid is None:
@@ -141,9 +152,12 @@ class _Writer:
         if "created_at" in record:
             created_at = datetime.fromisoformat(record["created_at"])
             type(obj).objects.filter(pk=obj.pk).update(created_at=created_at)
-        if kind == "tournament":
+        if kind in ("tournament", "study"):
             obj.players.set([self.pk("player", player) for player in record["players"]])
-            self.created_tournaments.append(obj.pk)
+            (self.created_tournaments if kind == "tournament" else self.created_studies).append(
+                obj.pk)
+        elif kind == "environment" and record["parent"] is not None:
+            self.parents.append((uuid, record["parent"]))
         elif kind == "duel":
             self.created_duels.append(obj.pk)
         elif kind in TEAM_KINDS:
@@ -192,12 +206,19 @@ class _Writer:
                 uuid=uuid, title=record["title"], author_id=self.pk("player", record["author"]),
                 source=record["source"], validation=validation, status=status, max_steps=max_steps,
                 contract=record["contract"], class_name=record["class_name"],
+                study_id=self.pk("study", record["study"]),
+                **_plain(record, "domain", "benchmark_seeds", "slot", "revision"),
             )
         if kind == "hint":
             return Hint(
                 uuid=uuid, environment_id=self.pk("environment", record["environment"]),
                 author_id=self.pk("player", record["author"]), text=record["text"],
                 level=record["level"],
+            )
+        if kind == "study":
+            return Study(
+                uuid=uuid, **_plain(record, "name", "per_author", "seeds", "harden_rounds",
+                                    "domains", "self_play", "observe", "status"),
             )
         if kind == "tournament":
             return Tournament(
@@ -209,6 +230,8 @@ class _Writer:
                         for side in ("a", "b")}
             return Duel(
                 uuid=uuid, forfeit_a=forfeits["a"], forfeit_b=forfeits["b"],
+                void_a=(record.get("void_a") or "")[:FORFEIT_CHARS],
+                void_b=(record.get("void_b") or "")[:FORFEIT_CHARS],
                 tournament_id=self.pk("tournament", record["tournament"]),
                 a_id=self.pk("player", record["a"]), b_id=self.pk("player", record["b"]),
                 env_a_id=self.pk("environment", record["env_a"]),
@@ -222,6 +245,7 @@ class _Writer:
             hinted = record["hint"] is not None
             return Episode(
                 uuid=uuid, duel_id=self.pk("duel", record["duel"]),
+                study_id=self.pk("study", record["study"]),
                 environment_id=self.pk("environment", record["environment"]),
                 hint_id=self.pk("hint", record["hint"]),
                 condition=Condition.HINTED if hinted else Condition.UNHINTED,
@@ -257,6 +281,11 @@ class _Writer:
 
     def finish(self) -> None:
         self.flush()
+        for uuid, parent in self.parents:
+            Environment.objects.filter(pk=self.pk("environment", uuid)).update(
+                parent_id=self.pk("environment", parent))
+        for study in Study.objects.filter(pk__in=self.created_studies):
+            study_slots_derive(study=study)
         # Scores are derived, never imported: the scoring rule recomputes them from the episodes.
         duel_rows = Duel.objects.filter(pk__in=self.created_duels).exclude(outcome=None)
         for duel in duel_rows.iterator(chunk_size=BATCH):

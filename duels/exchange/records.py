@@ -29,6 +29,8 @@ from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
 from duels.exchange.panel_schema import PANEL_KINDS, panel_record_check
 from duels.exchange.team_records import TEAM_KINDS, team_record_check
 from duels.models import Provider, TargetKind, content_hash
+from duels.models.environments import version_name
+from duels.models.studies import MAX_HARDEN_ROUNDS
 from duels.players.prompts import MAX_SOURCE_BYTES
 from duels.services.annotations import MAX_TAG_LENGTH, MAX_TAGS, MAX_TEXT_LENGTH
 
@@ -239,6 +241,11 @@ def _check_record(record: dict[str, Any], line: int) -> None:
                 f"({expected[:16]}…): the source was changed after export; export it again",
                 line=line)
         record["content_hash"] = expected
+    if kind == "environment":
+        _check_version(record, line)
+    if kind == "study" and record["harden_rounds"] > MAX_HARDEN_ROUNDS:
+        raise ExchangeImportError(f"field 'harden_rounds' is at most {MAX_HARDEN_ROUNDS}",
+                                  line=line)
     if kind == "transfer" and record["environment"] is None and record["author"] is None:
         raise ExchangeImportError("a transfer result names an environment or an author", line=line)
     if kind in TEAM_KINDS:
@@ -266,6 +273,35 @@ def _check_record(record: dict[str, Any], line: int) -> None:
             raise ExchangeImportError(
                 f"field 'author' is longer than {AUTHOR_NAME_MAX} characters", line=line
             )
+
+
+MAX_BENCHMARK_SEEDS = 64
+SEED_LIMIT = 2**31 - 1
+
+
+def _check_version(record: dict[str, Any], line: int) -> None:
+    """An environment's place in a study is consistent: seeds are distinct whole numbers, a
+    revision or a study names its slot, a stated version name is the one slot and revision
+    give, and no version is its own parent."""
+    seeds = record["benchmark_seeds"]
+    if seeds is not None and (len(seeds) > MAX_BENCHMARK_SEEDS
+            or not all(isinstance(seed, int) and not isinstance(seed, bool)
+                       and 0 <= seed <= SEED_LIMIT for seed in seeds)
+            or len(set(seeds)) != len(seeds)):
+        raise ExchangeImportError(
+            f"field 'benchmark_seeds' must be at most {MAX_BENCHMARK_SEEDS} distinct whole "
+            f"numbers from 0 to {SEED_LIMIT}", line=line)
+    if (record["revision"] or record["study"] or record["parent"]) and not record["slot"]:
+        raise ExchangeImportError("a study's version (or a revision) names its 'slot', e.g. "
+                                  "env_003", line=line)
+    if record["parent"] is not None and record["parent"] == record["uuid"]:
+        raise ExchangeImportError("an environment cannot be its own 'parent'", line=line)
+    expected = version_name(slot=record["slot"], revision=record["revision"])
+    if record["version"] and record["version"] != expected:
+        raise ExchangeImportError(
+            f"field 'version' ({record['version'][:40]!r}) does not match slot and revision "
+            f"({expected!r})", line=line)
+    record["version"] = expected
 
 
 def _check_sizes(record: dict[str, Any], line: int) -> None:

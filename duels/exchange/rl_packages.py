@@ -23,8 +23,10 @@ from duels.exchange.trainers.common import (
     markdown_text,
 )
 from duels.selectors.training_sets import TrainingItem
+from duels.units import hint_gain_interval_text, hint_gain_text
 
 PACKAGE_FORMATS = ("verifiers", "gymnasium", "trl")
+INSTALL_ASK = "envduels @ <the path or URL of the EnvDuels installation that wrote this>"
 RUNTIME = Path(__file__).with_name("rl_runtime")
 # EnvDuels itself is never a dependency by bare name (whoever registered that name on a package
 # index would run code on every trainer): the README gives the pinned install of the EnvDuels
@@ -70,7 +72,8 @@ def _figure(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def _readme(name: str, module: str, package_format: str, designs: list[dict]) -> str:
+def _readme(name: str, module: str, package_format: str, designs: list[dict], *,
+            installation: bool = True) -> str:
     usage = {
         "verifiers": f"vf-eval {module} --env.taskset.use-hint false -m MODEL "
                      "--client.base-url URL",
@@ -92,8 +95,11 @@ def _readme(name: str, module: str, package_format: str, designs: list[dict]) ->
         "## Install (one manual step)", "",
         "This package imports EnvDuels for its sandbox runner, and does not name EnvDuels as a "
         "dependency: install it yourself, from the installation that wrote this package "
-        f"({installation_reference()}), never by its bare name from a package index:", "",
-        "```sh", f"pip install '{installation_requirement()}'", "pip install .", "```", "",
+        + (f"({installation_reference()})" if installation else
+           "(its operators give you its path or URL)")
+        + ", never by its bare name from a package index:", "",
+        "```sh", f"pip install '{installation_requirement() if installation else INSTALL_ASK}'",
+        "pip install .", "```", "",
         "```sh" if package_format == "verifiers" else "```python", usage, "```", "",
         "| design | title | author | training value | p_u | p_h | hint gain [95%] | "
         "difficulty b | hint effect γ | content hash |",
@@ -106,8 +112,9 @@ def _readme(name: str, module: str, package_format: str, designs: list[dict]) ->
         lines.append(
             f"| `{item['id']}` | {title} | {author} | {_figure(f.get('value'), 3)} | "
             f"{_figure(f.get('p_unhinted'))} | {_figure(f.get('p_hinted'))} | "
-            f"{_figure(f.get('hint_gain'))} [{_figure(f.get('gain_low'))}, "
-            f"{_figure(f.get('gain_high'))}] | {_figure(f.get('difficulty'))} | "
+            f"{hint_gain_text(f.get('hint_gain'))} "
+            f"{hint_gain_interval_text(f.get('gain_low'), f.get('gain_high'))} | "
+            f"{_figure(f.get('difficulty'))} | "
             f"{_figure(f.get('hint_effect'))} | `{item['content_hash']}` |")
     lines += ["", "Figures are defined on EnvDuels' /glossary/ page (training value: "
               "docs/flywheel.md in EnvDuels).", ""]
@@ -115,8 +122,10 @@ def _readme(name: str, module: str, package_format: str, designs: list[dict]) ->
 
 
 def rl_package_write(*, items: Sequence[TrainingItem], package_format: str, out: Path,
-                     name: str = "envduels-set") -> Path:
-    """Write the package for `items` at `out` (a new directory); return `out`."""
+                     name: str = "envduels-set", installation: bool = True) -> Path:
+    """Write the package for `items` at `out` (a new directory); return `out`. Without
+    `installation` (a download from the web) the README does not name this installation's
+    path and commit, which only its operators need to give out."""
     if package_format not in PACKAGE_FORMATS:
         raise PackageError(f"unknown package format {package_format!r}; use {PACKAGE_FORMATS}")
     if not items:
@@ -153,7 +162,8 @@ def rl_package_write(*, items: Sequence[TrainingItem], package_format: str, out:
             f'[tool.setuptools]\npackages = ["{module}"]\n\n'
             f'[tool.setuptools.package-data]\n"{module}" = ["designs.json"]\n',
             encoding="utf-8")
-        (staging / "README.md").write_text(_readme(name, module, package_format, designs),
+        (staging / "README.md").write_text(_readme(name, module, package_format, designs,
+                                                   installation=installation),
                                            encoding="utf-8")
 
     return directory_write(out=out, fill=fill)

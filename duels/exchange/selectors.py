@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from duels.models import (
     Adjudication,
@@ -28,6 +28,7 @@ from duels.models import (
     Player,
     Rubric,
     Step,
+    Study,
     TargetKind,
     Tournament,
     TransferResult,
@@ -79,6 +80,7 @@ def exchange_everything() -> dict[str, QuerySet]:
     """Every record of the installation."""
     return {
         "player": Player.objects.all(),
+        "study": Study.objects.all(),
         "environment": Environment.objects.all(),
         "hint": Hint.objects.all(),
         "tournament": Tournament.objects.all(),
@@ -126,6 +128,19 @@ def exchange_environments_filtered(*, filters: EnvironmentExportFilters) -> Quer
     )
 
 
+def with_lineage(environments: QuerySet[Environment]) -> QuerySet[Environment]:
+    """The environments and, for a study's version, every version of its slot: a version's
+    record names its parent and its study, so the file holds them all."""
+    same_slot = environments.filter(study__isnull=False, study=OuterRef("study"),
+                                    author=OuterRef("author"), slot=OuterRef("slot"))
+    return Environment.objects.filter(Q(pk__in=environments.values("pk"))
+                                      | Q(study__isnull=False) & Exists(same_slot))
+
+
+def _studies_of(environments: QuerySet[Environment]) -> QuerySet[Study]:
+    return Study.objects.filter(pk__in=environments.values("study"))
+
+
 def _players_of(*conditions: Q) -> QuerySet[Player]:
     combined = Q(pk__in=[])
     for condition in conditions:
@@ -137,9 +152,10 @@ def exchange_for_duels(*, duels: QuerySet[Duel]) -> dict[str, QuerySet]:
     """The duels with everything they refer to and every note and transfer result on them."""
     duel_ids = duels.values("pk")
     episodes = Episode.objects.filter(duel__in=duel_ids)
-    environments = Environment.objects.filter(
+    environments = with_lineage(Environment.objects.filter(
         Q(pk__in=duels.values("env_a")) | Q(pk__in=duels.values("env_b"))
-    )
+    ))
+    studies = _studies_of(environments)
     tournaments = Tournament.objects.filter(pk__in=duels.values("tournament"))
     hints = Hint.objects.filter(environment__in=environments.values("pk"))
     transfers = TransferResult.objects.filter(environment__in=environments.values("pk"))
@@ -149,6 +165,7 @@ def exchange_for_duels(*, duels: QuerySet[Duel]) -> dict[str, QuerySet]:
         Q(pk__in=environments.values("author")),
         Q(pk__in=hints.values("author")),
         Q(pk__in=tournaments.values("players")),
+        Q(pk__in=studies.values("players")),
         Q(pk__in=transfers.values("learner")),
         Q(pk__in=transfers.values("author")),
     )
@@ -158,6 +175,7 @@ def exchange_for_duels(*, duels: QuerySet[Duel]) -> dict[str, QuerySet]:
     )
     return {
         "player": players,
+        "study": studies,
         "environment": environments,
         "hint": hints,
         "tournament": tournaments,
@@ -172,12 +190,14 @@ def exchange_for_duels(*, duels: QuerySet[Duel]) -> dict[str, QuerySet]:
 def exchange_for_environments(*, environments: QuerySet[Environment]) -> dict[str, QuerySet]:
     """Environment designs, every copy of each: their authors, hints, notes and transfer
     results (no episodes)."""
-    environments = Environment.objects.filter(
-        content_hash__in=environments.order_by().values("content_hash"))
+    environments = with_lineage(Environment.objects.filter(
+        content_hash__in=environments.order_by().values("content_hash")))
     environment_ids = environments.values("pk")
+    studies = _studies_of(environments)
     hints = Hint.objects.filter(environment__in=environment_ids)
     transfers = TransferResult.objects.filter(environment__in=environment_ids)
     players = _players_of(
+        Q(pk__in=studies.values("players")),
         Q(pk__in=environments.values("author")),
         Q(pk__in=hints.values("author")),
         Q(pk__in=transfers.values("learner")),
@@ -185,6 +205,7 @@ def exchange_for_environments(*, environments: QuerySet[Environment]) -> dict[st
     )
     return {
         "player": players,
+        "study": studies,
         "environment": Environment.objects.filter(pk__in=environment_ids),
         "hint": hints,
         "annotation": Annotation.objects.filter(

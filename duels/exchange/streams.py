@@ -15,6 +15,7 @@ from duels.exchange.selectors import (
     exchange_for_duels,
     exchange_for_environments,
 )
+from duels.exchange.setter_chat import SetterChatFilters, setter_chat_records
 from duels.exchange.training import (
     training_chat_records,
     training_environment_records,
@@ -22,7 +23,7 @@ from duels.exchange.training import (
 )
 from duels.models import Environment
 
-FORMATS = ("envduels", "environments", "chat")
+FORMATS = ("envduels", "environments", "chat", "setter-chat")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class ExportRequest:
     success: bool | None = None
     condition: str | None = None
     thinking: bool = False  # chat: keep each reply's reasoning as `reasoning_content`
+    setters: SetterChatFilters = SetterChatFilters()  # setter-chat: which answers
 
 
 def export_lines(*, request: ExportRequest) -> Iterator[str]:
@@ -44,6 +46,8 @@ def export_lines(*, request: ExportRequest) -> Iterator[str]:
         episodes = training_episodes(success=request.success, condition=request.condition)
         records = training_chat_records(episodes=episodes, thinking=request.thinking)
         return (exchange_dump_line(r) + "\n" for r in records)
+    if request.format == "setter-chat":
+        return (exchange_dump_line(r) + "\n" for r in setter_chat_records(filters=request.setters))
     if request.format == "environments":
         environments = (
             Environment.objects.all()

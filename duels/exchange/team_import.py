@@ -29,7 +29,8 @@ def team_record_build(record: dict[str, Any], *, pk: Callable[[str, str | None],
             uuid=uuid, name=record["name"], rubric_id=pk("rubric", record["rubric"]),
             kind=record["queue_kind"], pair_question=record["pair_question"],
             overlap=record["overlap"], selection=record["selection"], designs=record["designs"],
-            pairs=record["pairs"])
+            pairs=record["pairs"], item_kind=record["item_kind"],
+            guidelines=record["guidelines"])
     if kind == "answer":
         rubric = Rubric.objects.get(pk=pk("rubric", record["rubric"]))
         if rubric.version != record["rubric_version"]:

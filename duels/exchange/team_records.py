@@ -1,33 +1,41 @@
 """Checks of the team-annotation records of `envduels.v1`: rubric, queue, answer, adjudication.
 
 Each record is checked on its own here (the importer checks what needs the database: that an
-answer's rubric version is the version of the rubric it names). Designs are named by content
-hash, people by plain name.
+answer's rubric version is the version of the rubric it names). A queue's items are designs
+(content hashes), episodes (uuids) or steps (`<episode uuid>:<index>`), as its `item_kind`
+says; people are named by plain name.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from duels.exchange.errors import ExchangeImportError
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
-from duels.services.queues import MAX_OVERLAP, MAX_PAIRS, MAX_QUEUE_DESIGNS
+from duels.selectors.queue_items import item_key_valid, item_kind_of
+from duels.services.queues import MAX_GUIDELINES, MAX_OVERLAP, MAX_PAIRS, MAX_QUEUE_DESIGNS
 from duels.services.rubrics import RubricError, rubric_clean_questions
 
 TEAM_KINDS = ("rubric", "queue", "answer", "adjudication")
 MAX_JSON_CHARS = 50_000
-_HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
 def _fail(message: str, line: int):
     raise ExchangeImportError(message, line=line)
 
 
-def _design(value: str, name: str, line: int) -> None:
-    if not _HASH.match(value):
-        _fail(f"field {name!r} must be a design's content hash (64 hex digits)", line)
+def _design(value: str, name: str, line: int, kind: str | None = None) -> None:
+    """An item of a queue: a design's content hash, an episode's uuid or a step
+    ("<episode uuid>:<index>"); of `kind` when it is known."""
+    if kind is None:
+        if item_kind_of(value) is None:
+            _fail(f"field {name!r} must name a queue item: a design's content hash (64 hex "
+                  "digits), an episode's uuid or a step (<episode uuid>:<index>)", line)
+    elif not item_key_valid(value, kind):
+        what = {"design": "a design's content hash (64 hex digits)",
+                "episode": "an episode's uuid", "step": "a step (<episode uuid>:<index>)"}[kind]
+        _fail(f"field {name!r} must be {what}, as the queue's item_kind says", line)
 
 
 def _person(value: str | None, name: str, line: int) -> None:
@@ -56,7 +64,11 @@ def team_record_check(record: dict[str, Any], line: int) -> None:
         if len(designs) > MAX_QUEUE_DESIGNS or len(record["pairs"]) > MAX_PAIRS:
             _fail(f"a queue holds at most {MAX_QUEUE_DESIGNS} designs and {MAX_PAIRS} pairs", line)
         for design in designs:
-            _design(design, "designs", line)
+            _design(design, "designs", line, record["item_kind"])
+        if record["queue_kind"] == "pairwise" and record["item_kind"] != "design":
+            _fail("a pairwise queue compares designs (item_kind 'design')", line)
+        if len(record["guidelines"]) > MAX_GUIDELINES:
+            _fail(f"field 'guidelines' is longer than {MAX_GUIDELINES:,} characters", line)
         known = set(designs)
         for pair in record["pairs"]:
             if (not isinstance(pair, list) or len(pair) != 2

@@ -18,6 +18,7 @@ from django.db.models import Count, Q, QuerySet
 
 from duels.exchange.export import CHUNK_SIZE
 from duels.models import Condition, Environment, Episode, Hint, Player, Status, Step
+from duels.models.environments import voided_after_play
 from duels.players.actions import TEXT, TOOL, action_protocol
 from duels.players.base import PlayerError
 from duels.players.chat_completions import openai_messages
@@ -80,8 +81,9 @@ def _estimate(row: dict[str, Any]) -> dict[str, Any] | None:
 def training_environment_records(
     *, environments: QuerySet[Environment]
 ) -> Iterator[dict[str, Any]]:
-    """One object per environment with hints and pass rates, overall and per solver."""
-    chosen = environments.values("pk")
+    """One object per environment with hints and pass rates, overall and per solver; an
+    environment voided after play is left out (nothing measured on it means anything)."""
+    chosen = environments.exclude(voided_after_play()).values("pk")
     hints = _Groups(
         Hint.objects.filter(environment__in=chosen)
         .order_by("environment_id", "pk")
@@ -134,8 +136,10 @@ def training_environment_records(
 def training_episodes(
     *, success: bool | None = None, condition: str | None = None
 ) -> QuerySet[Episode]:
-    """Finished solver episodes with at least one action, optionally by success and condition."""
-    episodes = Episode.objects.filter(status=Status.FINISHED, steps__gt=0)
+    """Finished solver episodes with at least one action, optionally by success and condition;
+    never an episode of an environment voided after play."""
+    episodes = Episode.objects.filter(status=Status.FINISHED, steps__gt=0).exclude(
+        voided_after_play("environment__"))
     if success is not None:
         episodes = episodes.filter(success=success)
     if condition:

@@ -129,9 +129,26 @@ def _row(row: dict[str, str | None], line: int) -> TransferResult:
     )
 
 
+def _csv_problem(error: csv.Error) -> str:
+    """What a malformed CSV line is, in words (the csv module's message is terse)."""
+    text = str(error)
+    if "field larger than field limit" in text:
+        return (f"a cell is longer than {csv.field_size_limit():,} characters (no column "
+                "needs more than a few hundred); is this the right file?")
+    return f"not readable as CSV: {text}"
+
+
 def transfer_import_csv(*, stream: TextIO) -> TransferImportReport:
     """Check every row of the CSV, then store the new ones in one transaction."""
     reader = csv.DictReader(stream)
+    try:
+        return _import_rows(reader)
+    except csv.Error as error:
+        # line_num counts the lines read before the one that failed.
+        raise TransferImportError(_csv_problem(error), line=reader.line_num + 1) from None
+
+
+def _import_rows(reader: csv.DictReader) -> TransferImportReport:
     header = [name.strip() for name in reader.fieldnames or []]
     missing = [name for name in ("learner", "benchmark", "before", "after") if name not in header]
     if missing:

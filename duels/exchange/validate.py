@@ -143,8 +143,8 @@ class _Validator:
             self.hint_environment[record["uuid"]] = record["environment"]
         elif kind == "duel":
             self.duels[record["uuid"]] = (line, {
-                key: record[key] for key in ("env_a", "env_b", "hint_a", "hint_b", "outcome",
-                                             "forfeit_a", "forfeit_b")
+                key: record.get(key) for key in ("env_a", "env_b", "hint_a", "hint_b", "outcome",
+                                                 "forfeit_a", "forfeit_b", "void_a", "void_b")
             })
             for side in ("a", "b"):
                 if record[f"hint_{side}"]:
@@ -287,6 +287,7 @@ class _Validator:
                 forfeit_a=forfeits["a"], forfeit_b=forfeits["b"],
                 env_a=duel["env_a"], env_b=duel["env_b"],
                 episodes=self.duel_results.get(duel_uuid, ()),
+                void_a=bool(duel["void_a"]), void_b=bool(duel["void_b"]),
             ).outcome
             if derived != duel["outcome"]:
                 given = "no outcome (a side lacks episodes)" if derived is None else repr(derived)

@@ -14,7 +14,7 @@ from duels.models.environments import (
     Hint,
     content_hash,
 )
-from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Step
+from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Proof, Step
 from duels.models.estimates import EnvironmentEstimate
 from duels.models.panels import OutcomeStatus, OutsideOutcome, Panel, PanelEntry, PanelOrigin
 from duels.models.players import Player, Provider, builtin_player_uuid
@@ -22,11 +22,13 @@ from duels.models.rubrics import (
     Adjudication,
     AnnotationQueue,
     Answer,
+    ItemKind,
     QuestionKind,
     QueueKind,
+    QueueResults,
     Rubric,
 )
-from duels.models.studies import Study
+from duels.models.studies import SlotPhase, Study, StudySlot
 from duels.models.tokens import ApiToken, TokenScope
 from duels.models.transfer import AnalyticsSnapshot, TransferResult
 from duels.models.workers import WorkerHeartbeat
@@ -45,6 +47,8 @@ __all__ = [
     "EnvironmentEstimate",
     "Tournament",
     "Study",
+    "StudySlot",
+    "SlotPhase",
     "Panel",
     "PanelEntry",
     "PanelOrigin",
@@ -56,6 +60,7 @@ __all__ = [
     "Condition",
     "EndReason",
     "Episode",
+    "Proof",
     "Step",
     "TargetKind",
     "STARTER_TAGS",
@@ -63,6 +68,8 @@ __all__ = [
     "QuestionKind",
     "Rubric",
     "QueueKind",
+    "QueueResults",
+    "ItemKind",
     "AnnotationQueue",
     "Answer",
     "Adjudication",

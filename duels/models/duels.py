@@ -103,6 +103,11 @@ class Duel(models.Model):
     setter_score_b = models.FloatField(null=True, blank=True)
     flips_b = models.PositiveIntegerField(null=True, blank=True)
     forfeit_b = models.TextField(blank=True)
+    # Why a side was voided after play (its environment was not the same puzzle on the path a
+    # solver played, or showed the hint unasked: duels.engine.proof), "" when it was not. A
+    # voided side scores 0 for its setter, like a forfeit, and none of its episodes counts.
+    void_a = models.TextField(blank=True)
+    void_b = models.TextField(blank=True)
     cost_cap = models.FloatField(null=True, blank=True)
     cost = models.FloatField(default=0.0)
     prompt_version = models.CharField(max_length=20, blank=True)

@@ -6,6 +6,7 @@ import uuid
 
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
 
 from duels.analytics.designs import content_hash, design_source  # noqa: F401 (re-exported)
 from duels.models.players import Player
@@ -71,6 +72,13 @@ class Environment(models.Model):
             models.Index(fields=["status"], name="env_status"),
             models.Index(fields=["study", "slot", "revision"], name="env_study_slot"),
         ]
+        constraints = [
+            # One environment per version of a study's slot: a second driver's answer for the
+            # same version is never stored beside the first.
+            models.UniqueConstraint(fields=["study", "author", "slot", "revision"],
+                                    condition=models.Q(study__isnull=False),
+                                    name="env_unique_study_version"),
+        ]
 
     def __str__(self) -> str:
         return self.title
@@ -104,6 +112,26 @@ class Environment(models.Model):
         Every path that opens a sandbox for a stored environment passes it to open_sandbox."""
         return environment_adapter(contract=self.contract, class_name=self.class_name,
                                    max_steps=self.max_steps)
+
+
+def voided_after_play(prefix: str = "") -> Q:
+    """Environments voided after play (duels.engine.voiding); `prefix` reaches them through a
+    relation (`environment__`)."""
+    return Q(**{f"{prefix}status": EnvironmentStatus.INVALID,
+                f"{prefix}validation__has_key": "after_play"})
+
+
+def report_invalid_reason(report: dict | None) -> str:
+    """The failed checks of a validation report as one line a person can act on."""
+    if (report or {}).get("error"):
+        return f"invalid environment — {report['error']}"
+    after_play = (report or {}).get("after_play")
+    if isinstance(after_play, dict):
+        return f"invalid environment — voided after play: {after_play.get('reason', '')}"
+    checks = (report or {}).get("checks", [])
+    failed = [f"{check['name']}: {check.get('detail', '')}".strip(": ")
+              for check in checks if not check.get("passed")]
+    return "invalid environment — " + ("; ".join(failed) if failed else "validation failed")
 
 
 def version_name(*, slot: str, revision: int) -> str:

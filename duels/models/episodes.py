@@ -71,6 +71,15 @@ class EndReason(models.TextChoices):
     CANCELLED = "cancelled", "cancelled"
 
 
+class Proof(models.TextChoices):
+    """What the check after play (duels.engine.proof) found for an episode."""
+
+    UNCHECKED = "", "not checked"
+    PASSED = "passed", "replayed and checked"
+    VOIDED = "voided", "voided its environment"
+    SKIPPED = "skipped", "not checked (nothing played)"
+
+
 class Episode(models.Model):
     """One solver attempt at one environment, hinted (hint set) or unhinted (hint null)."""
 
@@ -106,6 +115,9 @@ class Episode(models.Model):
     sandbox_step_ms = models.PositiveIntegerField(default=0)
     prompt_version = models.CharField(max_length=20, blank=True)
     error = models.TextField(blank=True)
+    # The check after play: its replay in a fresh sandbox, the paired run and the hint.
+    proof = models.CharField(max_length=10, choices=Proof.choices, blank=True, default="")
+    proof_ms = models.PositiveIntegerField(default=0)
     # Crash recovery: the worker running the episode renews the lease; an expired lease
     # on a running episode means its worker died and the episode may be resumed.
     lease_owner = models.CharField(max_length=100, blank=True)

@@ -56,18 +56,30 @@ class QueueKind(models.TextChoices):
     PAIRWISE = "pairwise", "two designs side by side"
 
 
+class ItemKind(models.TextChoices):
+    DESIGN = "design", "designs"
+    EPISODE = "episode", "episodes"
+    STEP = "step", "steps"
+
+
 class AnnotationQueue(models.Model):
-    """A frozen selection of designs, a rubric version, its annotators and the overlap."""
+    """A frozen selection of items (designs, episodes or steps), a rubric version, its
+    annotators, the overlap and the guidelines annotators read first."""
 
     uuid = models.UUIDField(default=uuid_lib.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=120)
+    # What the queue's items are: designs (content hashes), episodes (uuids) or steps
+    # ("<episode uuid>:<index>"), kept in `designs` in the order they are served.
+    item_kind = models.CharField(max_length=10, choices=ItemKind.choices,
+                                 default=ItemKind.DESIGN)
+    guidelines = models.TextField(blank=True)
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="queues")
     kind = models.CharField(max_length=10, choices=QueueKind.choices, default=QueueKind.SINGLE)
     # Pairwise: the key of the rubric question the pair is judged on.
     pair_question = models.CharField(max_length=40, blank=True)
     overlap = models.PositiveSmallIntegerField(default=1)
-    # What the designs were chosen by (shown on the page) and the designs themselves (content
-    # hashes, in the order they are served); pairwise queues also store their pairs.
+    # What the items were chosen by (shown on the page) and the items themselves (for a design
+    # queue content hashes, in the order they are served); pairwise queues also store pairs.
     selection = models.JSONField(default=dict, blank=True)
     designs = models.JSONField(default=list)
     pairs = models.JSONField(default=list, blank=True)
@@ -147,3 +159,24 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"{self.question} on {self.design[:12]}"
+
+
+class QueueResults(models.Model):
+    """A queue's agreement or ranking, computed once per revision of its answers (the
+    results page reads it instead of recomputing; duels/services/queue_results.py)."""
+
+    queue = models.ForeignKey(AnnotationQueue, on_delete=models.CASCADE,
+                              related_name="computed_results")
+    kind = models.CharField(max_length=16)  # "agreement" or "ranking"
+    revision = models.CharField(max_length=200, blank=True)  # of `data`
+    data = models.JSONField(null=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    pending = models.CharField(max_length=200, blank=True)  # a revision being computed
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "kind"], name="queue_results_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.queue_id} at {self.revision}"

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db import transaction
 
-from duels.engine.validation import source_validation_report
+from duels.engine.validation import source_validate
 from duels.exchange.trainers.envduels_v1 import RUNTIME
 from duels.models import (
     Contract,
@@ -74,8 +74,8 @@ def entry_validation(entry: ExportEntry) -> dict[str, Any]:
     adapter = None if contract == Contract.ENVDUELS else {
         "format": "envduels-v1", "class_name": entry.row.class_name,
         "max_turns": entry.row.max_turns}
-    report = source_validation_report(source=source, hint_texts=list(entry.row.hints.values()),
-                                      adapter=adapter, label=entry.row.id)
+    report = source_validate(source=source, hint_texts=list(entry.row.hints.values()),
+                             name=f"version {entry.row.id}", adapter=adapter)
     if entry.design_source is not None and not entry.class_source.startswith(
             RUNTIME.read_text(encoding="utf-8")):
         report["warnings"] = [RUNTIME_CHANGED, *report.get("warnings", [])]

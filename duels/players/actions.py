@@ -92,9 +92,15 @@ _REASONING_END = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
 # An ACTION line: optional quote marks (`>`), list marker (`-`, `*`, `1.`) or heading, optional
 # bold/italic/backtick opening, the word in any case, the colon (ASCII or full-width, inside or
 # outside the emphasis), then the action.
+# An emoji or pictograph may come first (👉 ACTION: …), and no-break spaces around the colon
+# (French typography writes "ACTION : …" with one).
+_PICTOGRAPHS = ("\u2190-\u21ff\u2300-\u23ff\u2460-\u27bf\u2900-\u2bff\U0001f000-\U0001faff"
+                "\ufe0f\u200d")
+_SPACE = "[ \\t\u00a0\u202f\u2007]"
 _ACTION_LINE = re.compile(
-    r"^[ \t]*(?:>[ \t]*)*(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?(?:\#{1,6}[ \t]+)?"
-    r"(?P<open>[*_`]*)[ \t]*action[ \t]*(?P<close>[*_]*)[ \t]*[:\uff1a](?P<rest>.*)$",
+    rf"^{_SPACE}*(?:>{_SPACE}*)*(?:[{_PICTOGRAPHS}]+{_SPACE}*)?(?:[-*+]{_SPACE}+|\d{{1,3}}[.)]"
+    rf"{_SPACE}+)?(?:\#{{1,6}}{_SPACE}+)?(?:[{_PICTOGRAPHS}]+{_SPACE}*)?"
+    rf"(?P<open>[*_`]*){_SPACE}*action{_SPACE}*(?P<close>[*_]*){_SPACE}*[:\uff1a](?P<rest>.*)$",
     re.IGNORECASE | re.MULTILINE,
 )
 # The action in tags, as some models answer: <action>look</action> (or <answer>…</answer>).
@@ -110,13 +116,89 @@ _FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*$")
 _PAIRS = {'"': '"', "'": "'", "`": "`", "<": ">", "\u201c": "\u201d", "\u2018": "\u2019"}
 
 
+# Chat-template channels (gpt-oss's harmony format): `<|channel|>analysis<|message|>…` is
+# reasoning, `<|channel|>final<|message|>…` the answer.
+_CHANNEL = re.compile(r"<\|channel\|>[ \t]*(\w+)[^<\n]{0,80}?(?:<\|constrain\|>[^<]{0,40})?"
+                      r"<\|message\|>", re.IGNORECASE)
+_CHANNEL_END = re.compile(r"<\|(?:end|start|channel|return|call)\|>", re.IGNORECASE)
+# A turn's opening (`<|im_start|>assistant`, `<|start|>assistant`) and any other template token.
+_TURN_OPENING = re.compile(r"<\|(?:im_start|start)\|>[ \t]*(?:assistant|user|system|developer)?",
+                           re.IGNORECASE)
+_TEMPLATE_TOKEN = re.compile(r"<\|[A-Za-z_]{1,40}\|>|<\uff5c[^<>\uff5c]{1,40}\uff5c>")
+REASONING_CHANNELS = ("analysis", "commentary", "thinking", "reasoning")
+# LaTeX an answer may be wrapped in: \boxed{\text{go north}}, $\boxed{look}$.
+_BOXED = re.compile(r"\\boxed\s*\{")
+_LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|texttt|textrm|mathrm|mathtt|mathit|mbox)"
+                         r"\s*\{([^{}]*)\}")
+_LATEX_ESCAPES = {"\\_": "_", "\\&": "&", "\\%": "%", "\\#": "#", "\\$": "$", "\\{": "{",
+                  "\\}": "}", "\\ ": " ", "~": " "}
+
+
+def _template_unwrapped(text: str) -> str:
+    """The reply without chat-template tokens: reasoning channels dropped, the final channel's
+    text kept, every other token (`<|im_start|>assistant`, `<|message|>`…) a line break."""
+    channels = list(_CHANNEL.finditer(text))
+    for channel in reversed(channels):
+        if channel.group(1).lower() in REASONING_CHANNELS:
+            end = _CHANNEL_END.search(text, channel.end())
+            text = text[:channel.start()] + "<think>" + text[
+                channel.end():end.start() if end else len(text)] + "</think>" + (
+                text[end.start():] if end else "")
+        else:
+            text = text[:channel.start()] + "\n" + text[channel.end():]
+    text = _TURN_OPENING.sub("\n", text)
+    return _TEMPLATE_TOKEN.sub("\n", text)
+
+
+def _braced(text: str, start: int) -> str | None:
+    """The text inside the brace group opening just before `start`, or None when unclosed."""
+    depth = 1
+    for index in range(start, len(text)):
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if not depth:
+                return text[start:index]
+    return None
+
+
+def _last_boxed(text: str) -> str | None:
+    """What the last `\\boxed{…}` in `text` holds, or None."""
+    for match in reversed(list(_BOXED.finditer(text))):
+        inner = _braced(text, match.end())
+        if inner is not None:
+            return inner
+    return None
+
+
+def _unboxed(action: str) -> str:
+    """An action written as LaTeX (`$\\boxed{\\text{go north}}$`) as the plain text it means."""
+    bare = action.strip()
+    for opening, closing in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+        if len(bare) > len(opening) + len(closing) and bare.startswith(opening) \
+                and bare.endswith(closing):
+            bare = bare[len(opening):-len(closing)].strip()
+            break
+    boxed = _BOXED.match(bare)
+    if boxed is None or _braced(bare, boxed.end()) != bare[boxed.end():-1]:
+        return action
+    bare = bare[boxed.end():-1].strip()
+    while _LATEX_TEXT.search(bare):
+        bare = _LATEX_TEXT.sub(lambda match: match.group(1), bare)
+    for escaped, plain in _LATEX_ESCAPES.items():
+        bare = bare.replace(escaped, plain)
+    return " ".join(bare.split())
+
+
 def action_clean(raw: str) -> str:
     """Strip surrounding whitespace (CR included), chat-template tokens at the end (`<|im_end|>`,
-    `</s>`...) and one matching pair of surrounding quotes, backticks or angle brackets; bound
-    the result to MAX_ACTION_CHARS."""
+    `</s>`...), one matching pair of surrounding quotes, backticks or angle brackets, and a
+    LaTeX `\\boxed{}` (with `\\text{}` inside); bound the result to MAX_ACTION_CHARS."""
     action = _TEMPLATE_TOKEN_AT_END.sub("", raw).strip()
     if len(action) >= 2 and _PAIRS.get(action[0]) == action[-1]:
         action = action[1:-1].strip()
+    action = _unboxed(action)
     return action[:MAX_ACTION_CHARS]
 
 
@@ -195,9 +277,11 @@ def action_from_text(reply: str) -> ParsedAction:
     The last `ACTION:` line outside reasoning wins (any case; plain, bold, quoted, backticked or
     a list item; a full-width colon too); after an empty `ACTION:` the action may follow on the
     next line or in a fence; without any ACTION line, the last `<action>` (or `<answer>`) tag,
-    then a JSON object with an `action` key is read.
+    then a JSON object with an `action` key, then the last LaTeX `\\boxed{}` is read. Chat-template
+    tokens are read as a model's template means them (`<|channel|>analysis` is reasoning,
+    `<|channel|>final<|message|>` and `<|im_start|>assistant` open the answer).
     """
-    text = reply.replace("\r\n", "\n").replace("\r", "\n")
+    text = _template_unwrapped(reply.replace("\r\n", "\n").replace("\r", "\n"))
     visible = _outside_reasoning(text)
     matches = list(_ACTION_LINE.finditer(visible))
     if matches:
@@ -216,6 +300,9 @@ def action_from_text(reply: str) -> ParsedAction:
     json_action = _json_action(visible)
     if json_action is not None and action_clean(json_action):
         return ParsedAction(action=action_clean(json_action))
+    boxed = _last_boxed(visible)
+    if boxed is not None and action_clean(f"\\boxed{{{boxed}}}"):
+        return ParsedAction(action=action_clean(f"\\boxed{{{boxed}}}"))
     if _ACTION_LINE.search(_REASONING_TAG.sub("\n", text)):
         return ParsedAction(action="", format_error=(
             "the only ACTION: lines are inside a reasoning section (<think>…</think>), "
@@ -266,8 +353,25 @@ def act_tool_definition() -> dict[str, Any]:
             "parameters": ACT_TOOL_SCHEMA}
 
 
+TOKEN_LIMIT_STOPS = ("length", "max_tokens", "model_length")
+
+
+def empty_reply_problem(completion: Completion) -> str:
+    """Why a reply with no content has no action (its reasoning, if any, is never read)."""
+    stop = str((completion.raw or {}).get("stop_reason") or "")
+    if stop in TOKEN_LIMIT_STOPS:
+        return (f"the reply has no content: the model reached its token limit ({stop}) "
+                + ("while reasoning, before writing an answer" if completion.thinking
+                   else "before writing an answer"))
+    return ("the reply has no content" + (" (only reasoning, which is not read)"
+                                          if completion.thinking else ""))
+
+
 def action_read(*, completion: Completion, protocol: str) -> ParsedAction:
-    """The action of one solver reply under `protocol` (tool or text)."""
+    """The action of one solver reply under `protocol` (tool or text); a reply with no content
+    and no tool call is that turn's format error."""
+    if not completion.text.strip() and not completion.action:
+        return ParsedAction(action="", format_error=empty_reply_problem(completion))
     if protocol == TEXT:
         return action_from_text(completion.text)
     if completion.action_error:

@@ -19,7 +19,13 @@ from duels.players import prompts
 from duels.players.actions import action_from_text
 from duels.players.base import ChatPlayer, Completion, Message, PartialReply, PlayerError
 from duels.players.scripted import FAMILIES, SKILLS
-from duels.players.scripted.setters import SETTER_STYLES, answer_text, write_environment
+from duels.players.scripted.setters import (
+    SETTER_STYLES,
+    answer_text,
+    domain_family,
+    revise_environment,
+    write_environment,
+)
 from duels.players.scripted.solvers import solve
 
 SETTER_FORMATS = ("ok", "broken_once", "broken")
@@ -170,13 +176,24 @@ class BuiltinPlayer(ChatPlayer):
         # Earlier duels finish in whatever order the workers happen to finish them; sorting the
         # digests keeps the design a function of what they say, not of that order.
         digests = sorted(digest_block.findall(first_prompt))
-        # The design depends on the player and the digests only: a repair re-sends the same
-        # design, and neither the prompt's wording (PROMPT_VERSION) nor the sandbox's Python
-        # version that the prompt names changes what a built-in setter designs.
-        rng = self._rng(["setter", *digests])
-        environment = write_environment(
-            style=self.setter_style, digests=digests, rng=rng, family=self.family
-        )
+        # A study's slot names its domain (the family to write) and the slot (so two slots of
+        # one domain get two designs); a revision after play carries the field's digest.
+        domain = _line_after(prompts.DOMAIN_PREFIX, first_prompt)
+        slot = _line_after(prompts.SLOT_PREFIX, first_prompt)
+        family = domain_family(domain) if domain else self.family
+        study = [slot, domain] if slot or domain else []
+        # The design depends on the player, the slot and the digests only: a repair re-sends
+        # the same design, and neither the prompt's wording (PROMPT_VERSION) nor the sandbox's
+        # Python version that the prompt names changes what a built-in setter designs.
+        field = _between(prompts.FIELD_DIGEST_START, prompts.FIELD_DIGEST_END, first_prompt)
+        if prompts.HARDEN_LINE in first_prompt and field:
+            rng = self._rng(["harden", *study, field])
+            environment = revise_environment(digest=field, rng=rng, family=family)
+        else:
+            rng = self._rng(["setter", *study, *digests])
+            environment = write_environment(
+                style=self.setter_style, digests=digests, rng=rng, family=family
+            )
         broken = self.setter_format == "broken" or (
             self.setter_format == "broken_once" and not repairing
         )
@@ -202,3 +219,15 @@ class BuiltinPlayer(ChatPlayer):
             episode_rng=self._rng(messages[:2]),
         )
         return f"{reasoning}\nACTION: {action}"
+
+
+def _line_after(prefix: str, text: str) -> str:
+    """The rest of the first line of `text` that starts with `prefix` ("" when none does)."""
+    match = re.search(rf"^{re.escape(prefix)}[ \t]*(.+)$", text, re.MULTILINE)
+    return match.group(1).strip() if match else ""
+
+
+def _between(start: str, end: str, text: str) -> str:
+    """The text between the first `start` line and the `end` line after it ("" when absent)."""
+    match = re.search(rf"{re.escape(start)}\n(.*?)\n{re.escape(end)}", text, re.DOTALL)
+    return match.group(1) if match else ""

@@ -25,6 +25,10 @@ __all__ = ["SetterAnswer", "SetterFormatError", "parse_setter_answer"]
 # (clocks, system entropy, id(), the process id, state kept on the class) and that it plays the
 # actions the reset text announces and probes such as `help`.
 PROMPT_VERSION = "v4"
+# The study's own setter texts (the slot's domain; the hardening request with the field's digest),
+# versioned apart: a study stores "v4/s1", its solver episodes the solver prompt's PROMPT_VERSION.
+# s1: the first study texts.
+STUDY_PROMPT_VERSION = f"{PROMPT_VERSION}/s1"
 
 # Stable markers: the built-in players recognise the turn by these, exactly as a model reads them.
 SETTER_ROLE_LINE = "You are the SETTER in an Environment Duel."
@@ -37,6 +41,11 @@ HINT_START = "PRIVILEGED HINT (from the environment's author):"
 HINT_END = "END OF HINT"
 TITLE_PREFIX = "TITLE:"
 KIND_PREFIX = "KIND:"
+DOMAIN_PREFIX = "DOMAIN:"
+SLOT_PREFIX = "SLOT:"
+HARDEN_LINE = "REVISE YOUR ENVIRONMENT AFTER THE FIELD PLAYED IT."
+FIELD_DIGEST_START = "--- FIELD DIGEST ---"
+FIELD_DIGEST_END = "--- END FIELD DIGEST ---"
 
 ENVIRONMENT_CONTRACT = f"""\
 Write a single module for Python {{python_version}}, standard library only (no numpy or any other \
@@ -238,3 +247,88 @@ def solver_messages(
         messages.append(assistant)
     messages.append({"role": "user", "content": observation})
     return messages
+
+
+def study_setter_messages(
+    *, python_version: str, domain: str, slot: str, players: int, seeds: int,
+    digests: list[str] | None = None,
+) -> list[Message]:
+    """The setter's messages for a study slot's first version: the slot and its domain are
+    named, and every player of the study (`players`) plays the environment on `seeds` seeds."""
+    parts = [
+        f"Write one environment and its hint now, for slot {slot} of a study: every one of the "
+        f"study's {players} players will play it on the same {seeds} benchmark seed(s), once "
+        "without the hint and once with it.",
+        f"{SLOT_PREFIX} {slot}",
+        f"{DOMAIN_PREFIX} {domain.strip()}\nThe environment must be of this kind of puzzle "
+        "(answer KIND with it).",
+    ]
+    if digests:
+        parts.append(
+            f"{DIGESTS_HEADER}: below are digests of environments already played in this "
+            "study, with their hints, the field's pass rates and how solvers failed without "
+            "the hint. Learn from them: what made a solver fail unhinted and pass hinted?")
+        parts.extend(f"{DIGEST_START}\n{digest.strip()}\n{DIGEST_END}" for digest in digests)
+    parts.append(SETTER_ANSWER_FORMAT)
+    return [
+        {"role": "system", "content": setter_system_prompt(python_version=python_version)},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+def field_digest(
+    *, version: str, title: str, domain: str, hint: str, seeds: Sequence[int],
+    p_unhinted: float | None, p_hinted: float | None, solvers: Sequence[dict],
+    unhinted_failures: Sequence[tuple[str, int, list[str]]],
+    hinted_successes: Sequence[tuple[str, int, list[str]]], flipped: Sequence[int],
+) -> str:
+    """How the field did on one version: its pass rates over the whole field, each solver's per
+    condition (`solvers`: {"solver", "unhinted", "hinted"}), the last actions of unhinted
+    failures and of hinted successes ((solver, seed, actions)), the seeds the hint flipped from
+    a failure to a pass for at least one solver."""
+    lines = [f"Version: {version}", f"Environment: {title}", f"Domain: {domain}",
+             f"Hint: {hint.strip()}", f"Benchmark seeds: {', '.join(map(str, seeds))}",
+             f"Pass rate without hint: {_rate(p_unhinted)}",
+             f"Pass rate with hint: {_rate(p_hinted)}"]
+    lines.append("Per solver (without hint / with hint):")
+    for row in solvers:
+        lines.append(f"  - {row['solver']}: {_rate(row['unhinted'])} / {_rate(row['hinted'])}")
+    for label, tails in (("Unhinted failures (last actions)", unhinted_failures),
+                         ("Hinted successes (last actions)", hinted_successes)):
+        if not tails:
+            lines.append(f"{label}: none")
+            continue
+        lines.append(f"{label}:")
+        for solver, seed, actions in tails[:6]:
+            tail = [action.replace("\n", " ")[:80] for action in actions[-6:]]
+            lines.append(f"  - {solver}, seed {seed}: " + (" | ".join(tail) or "(no actions)"))
+    lines.append("Seeds the hint flipped (failed without, passed with): "
+                 + (", ".join(map(str, flipped)) if flipped else "none"))
+    return "\n".join(lines)
+
+
+def hardening_messages(
+    *, python_version: str, domain: str, slot: str, round_index: int, digest: str, source: str,
+    hint: str, digests: list[str] | None = None,
+) -> list[Message]:
+    """The setter's messages for revision `round_index` of its slot: the field's digest of the
+    version it revises, that version's source and hint; the same seeds are played again."""
+    parts = [
+        f"{HARDEN_LINE} Hardening round {round_index}: every player of the study played your "
+        "environment below on its benchmark seeds. Write a revised environment and hint, meant "
+        "to be failed more often WITHOUT the hint and still passed WITH it. The revision is "
+        "validated like any environment and played by the same field on the same seeds.",
+        f"{DOMAIN_PREFIX} {domain.strip()}",
+        f"{SLOT_PREFIX} {slot}",
+        f"{FIELD_DIGEST_START}\n{digest.strip()}\n{FIELD_DIGEST_END}",
+        f"The version you revise:\n```python\n{source.rstrip()}\n```\n\nIts hint:\n"
+        f"```hint\n{hint.strip()}\n```",
+    ]
+    if digests:
+        parts.append(f"{DIGESTS_HEADER}: other environments already played in this study.")
+        parts.extend(f"{DIGEST_START}\n{item.strip()}\n{DIGEST_END}" for item in digests)
+    parts.append(SETTER_ANSWER_FORMAT)
+    return [
+        {"role": "system", "content": setter_system_prompt(python_version=python_version)},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]

@@ -119,8 +119,10 @@ def failure_from_sdk_error(
             f"{who}: {url} answered with a body that is not valid JSON "
             "for this API (is base_url pointing at the right server?)"
         )
+    # "… from URL: detail", as above: readers other than staff see neither (error_text.py).
     return PlayerError(
-        f"{who}: {type(exc).__name__}: {secret_scrub(str(exc))[:ERROR_DETAIL_CHARS]}"
+        f"{who}: {type(exc).__name__} from {url}: "
+        f"{secret_scrub(str(exc))[:ERROR_DETAIL_CHARS]}"
     )
 
 
@@ -225,8 +227,9 @@ class SDKPlayer(ChatPlayer):
             return reading, round((time.monotonic() - started) * 1000)
 
         (reading, latency_ms), retries = call_with_retries(attempt, policy=self.policy)
-        if not reading.text.strip() and not reading.tool_calls:
-            raise PlayerError(f"{self.who} returned an empty reply")
+        # A reply with no content (reasoning only, or the token limit reached before any text)
+        # is still the model's reply: the reader makes it that turn's format error. Only no
+        # reply at all (the errors above) is the infrastructure's.
         action, action_error = (
             action_from_tool_calls(list(reading.tool_calls)) if action_tool else (None, "")
         )

@@ -52,11 +52,12 @@ def analytics_input(*, excluding: Collection[str] = ()) -> AnalyticsInput:
     # Every duel, oldest first: finished ones are the analytics' duels, and the first duel that
     # played an environment gives the flywheel its period.
     periods: dict[int, str] = {}
-    for (key, duel_uuid, a_id, b_id, env_a_id, env_b_id, forfeit_a, forfeit_b, observe, status,
-         tournament, round_index, created) in Duel.objects.exclude(gone.duels).order_by(
-            "created_at", "id").values_list(
+    for (key, duel_uuid, a_id, b_id, env_a_id, env_b_id, forfeit_a, forfeit_b, void_a, void_b,
+         observe, status, tournament, round_index, created) in Duel.objects.exclude(
+            gone.duels).order_by("created_at", "id").values_list(
             "id", "uuid", "a_id", "b_id", "env_a_id", "env_b_id", "forfeit_a", "forfeit_b",
-            "observe", "status", "tournament__name", "round_index", "created_at",
+            "void_a", "void_b", "observe", "status", "tournament__name", "round_index",
+            "created_at",
     ).iterator(chunk_size=CHUNK):
         label = duel_period(tournament=tournament, round_index=round_index, created=created)
         for env_id in (env_a_id, env_b_id):
@@ -64,7 +65,8 @@ def analytics_input(*, excluding: Collection[str] = ()) -> AnalyticsInput:
                 periods.setdefault(env_id, label)
         if status == Status.FINISHED:
             duels.append((key, str(duel_uuid), player_names[a_id], player_names[b_id],
-                          env_a_id, env_b_id, observe, bool(forfeit_a), bool(forfeit_b)))
+                          env_a_id, env_b_id, observe, bool(forfeit_a), bool(forfeit_b),
+                          bool(void_a), bool(void_b)))
     duels.sort()
     hints: dict[int, list[str]] = defaultdict(list)
     for environment_id, text in Hint.objects.exclude(gone.environments).values_list(
@@ -75,6 +77,7 @@ def analytics_input(*, excluding: Collection[str] = ()) -> AnalyticsInput:
         gone.step_episodes).order_by(
         "episode_id").values("observation")[:1]
     environment_uuid: dict[int, str] = {}
+    voided_ids: set[int] = set()
     environments = []
     # In storage order: the first row of a content hash is its design's first copy.
     for (env_id, env_uuid, title, author_id, status, source, reset_text, design_hash, report,
@@ -86,6 +89,9 @@ def analytics_input(*, excluding: Collection[str] = ()) -> AnalyticsInput:
         .iterator(chunk_size=CHUNK)
     ):
         environment_uuid[env_id] = str(env_uuid)
+        voided = status == EnvironmentStatus.INVALID and bool((report or {}).get("after_play"))
+        if voided:
+            voided_ids.add(env_id)
         # Never validated here (an import without a report) is not invalid: only a recorded
         # failed validation excludes an environment from the solver figures.
         environments.append(EnvironmentRecord(
@@ -97,21 +103,24 @@ def analytics_input(*, excluding: Collection[str] = ()) -> AnalyticsInput:
                            or report_check_passed(report, "reset_deterministic")),
             reference_solved=report_reference_solved(report),
             period=periods.get(env_id) or week_period(created), created_at=created.isoformat(),
+            voided=voided,
         ))
 
-    # Played or forfeited comes from each duel's own record (forfeit flags + episodes), never
-    # from an environment's status now.
+    # Played, forfeited or voided comes from each duel's own record (forfeit and void flags +
+    # episodes), never from an environment's status now.
     duel_records = tuple(
         DuelRecord(key, uuid, a, b, environment_uuid.get(env_a), environment_uuid.get(env_b),
-                   observe, forfeit_a, forfeit_b)
-        for key, uuid, a, b, env_a, env_b, observe, forfeit_a, forfeit_b in duels
+                   observe, forfeit_a, forfeit_b, void_a, void_b)
+        for key, uuid, a, b, env_a, env_b, observe, forfeit_a, forfeit_b, void_a, void_b in duels
     )
     duel_keys = {duel.key for duel in duel_records}
     # Every episode of a finished duel counts (an environment fault is "not passed", as the
-    # engine scores it); outside duels, only episodes that ended normally.
+    # engine scores it); outside duels, only episodes that ended normally. None of an
+    # environment voided after play counts anywhere.
     counted = Episode.objects.filter(
         Q(duel__status=Status.FINISHED) | Q(duel__isnull=True, status=Status.FINISHED,
-                                            success__isnull=False)).exclude(gone.episodes)
+                                            success__isnull=False)).exclude(gone.episodes).exclude(
+        environment_id__in=voided_ids)
     episodes = tuple(
         EpisodeRecord(duel_id if duel_id in duel_keys else None, environment_uuid[env_id],
                       player_names[solver_id], condition == Condition.HINTED, seed,
@@ -121,7 +130,7 @@ def analytics_input(*, excluding: Collection[str] = ()) -> AnalyticsInput:
         ).exclude(gone.episodes).values_list(
             "duel_id", "environment_id", "solver_id", "condition", "seed", "status", "success"
         ).iterator(chunk_size=CHUNK)
-        if duel_id is None or duel_id in duel_keys
+        if (duel_id is None or duel_id in duel_keys) and env_id not in voided_ids
     )
     transfers = tuple(
         TransferRecord(player_names[learner_id], environment_uuid.get(env_id),

@@ -150,19 +150,28 @@ def episode_cost(*, player: Player, usage: PlayerUsage, steps: int, cached: bool
     return total
 
 
-def side_projection(
-    *, setter: Player, solver: Player, attempts: int, usages: dict[int, PlayerUsage]
-) -> Projection:
-    """`setter` writes an environment (one repair at most); `solver` plays it 2·k times."""
-    setter_usage, solver_usage = usages[setter.pk], usages[solver.pk]
-    episodes = 2 * attempts
-    limit_high = setter_usage.step_limit_high
+def _expected_steps(*, setter_usage: PlayerUsage, solver_usage: PlayerUsage) -> int:
     if solver_usage.mean_steps is not None:
-        expected_steps = max(1, min(round(solver_usage.mean_steps), setter_usage.step_limit))
-    else:
-        expected_steps = max(1, setter_usage.step_limit // 2)
-    authoring = setter.cost_of(input_tokens=round(setter_usage.setter_in),
-                               output_tokens=round(setter_usage.setter_out))
+        return max(1, min(round(solver_usage.mean_steps), setter_usage.step_limit))
+    return max(1, setter_usage.step_limit // 2)
+
+
+def authoring_projection(*, setter: Player, usage: PlayerUsage, prompt_scale: float = 1.0
+                         ) -> Projection:
+    """One environment written: one setter call, two with a repair (high). A hardening prompt
+    carries the version it revises and the field's digest: `prompt_scale` times the input."""
+    authoring = setter.cost_of(input_tokens=round(usage.setter_in * prompt_scale),
+                               output_tokens=round(usage.setter_out))
+    return Projection(calls_low=1, calls_expected=1, calls_high=2, cost_low=authoring,
+                      cost_expected=authoring, cost_high=2 * authoring)
+
+
+def play_projection(*, setter: Player, solver: Player, episodes: int,
+                    usages: dict[int, PlayerUsage]) -> Projection:
+    """`solver` plays `episodes` episodes of environments `setter` wrote."""
+    setter_usage, solver_usage = usages[setter.pk], usages[solver.pk]
+    limit_high = setter_usage.step_limit_high
+    expected_steps = _expected_steps(setter_usage=setter_usage, solver_usage=solver_usage)
     cached = caches(solver)
 
     def cost(steps: int, *, with_cache: bool) -> float:
@@ -170,12 +179,10 @@ def side_projection(
                                        cached=with_cache)
 
     projection = Projection(
-        calls_low=1 + episodes,
-        calls_expected=1 + episodes * expected_steps,
-        calls_high=2 + episodes * limit_high,
-        cost_low=authoring + cost(1, with_cache=cached),
-        cost_expected=authoring + cost(expected_steps, with_cache=cached),
-        cost_high=2 * authoring + cost(limit_high, with_cache=False),
+        calls_low=episodes, calls_expected=episodes * expected_steps,
+        calls_high=episodes * limit_high, cost_low=cost(1, with_cache=cached),
+        cost_expected=cost(expected_steps, with_cache=cached),
+        cost_high=cost(limit_high, with_cache=False),
     )
     if not solver_usage.measured:
         projection.assumptions.append(
@@ -186,6 +193,16 @@ def side_projection(
         projection.assumptions.append(
             f"{solver.name} has no finished episodes: expected half the step limit"
         )
+    return projection
+
+
+def side_projection(
+    *, setter: Player, solver: Player, attempts: int, usages: dict[int, PlayerUsage]
+) -> Projection:
+    """`setter` writes an environment (one repair at most); `solver` plays it 2·k times."""
+    projection = authoring_projection(setter=setter, usage=usages[setter.pk])
+    projection.add(play_projection(setter=setter, solver=solver, episodes=2 * attempts,
+                                   usages=usages))
     return projection
 
 
@@ -208,6 +225,39 @@ def tournament_projection(*, players: list[Player], rounds: int, attempts: int) 
                 side_projection(setter=setter, solver=solver, attempts=attempts, usages=usages),
                 times=rounds,
             )
+    return projection
+
+
+# A hardening prompt repeats the setter prompt and adds the version's source and the digest.
+HARDENING_PROMPT_SCALE = 2.0
+
+
+def study_projection(*, players: list[Player], per_author: int, seeds: int,
+                     harden_rounds: int, self_play: bool) -> Projection:
+    """A study played to its end: every author writes `per_author` first versions and
+    `harden_rounds` revisions of each; every player (the author too with `self_play`) plays
+    every version on its `seeds` seeds in both conditions. Every version is assumed valid."""
+    usages = {player.pk: player_usage(player=player) for player in players}
+    projection = Projection()
+    for author in players:
+        usage = usages[author.pk]
+        projection.add(authoring_projection(setter=author, usage=usage), times=per_author)
+        if harden_rounds:
+            projection.add(authoring_projection(setter=author, usage=usage,
+                                                prompt_scale=HARDENING_PROMPT_SCALE),
+                           times=per_author * harden_rounds)
+        for solver in players:
+            if solver.pk == author.pk and not self_play:
+                continue
+            projection.add(play_projection(
+                setter=author, solver=solver, usages=usages,
+                episodes=2 * seeds * per_author * (harden_rounds + 1)))
+    if harden_rounds:
+        projection.assumptions.append(
+            f"a hardening prompt carries the version it revises and the field's digest: "
+            f"{HARDENING_PROMPT_SCALE:g}x a first prompt's input")
+    projection.assumptions.append("every version is valid (an invalid one is never played, "
+                                  "and an invalid first version is never revised)")
     return projection
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from duels.analytics.flywheel_charts import flywheel_latest_alarms
 from duels.analytics.ranking_rule import MIN_DUELS_TO_RANK
-from duels.models import Duel, Player, Status
+from duels.models import Duel, Player, Status, Study
 from duels.selectors.duels import duel_list
 from duels.selectors.players import player_list
 from duels.selectors.tournaments import tournament_list, tournament_list_active
@@ -30,8 +30,22 @@ def dashboard_active_tournaments(*, limit: int = 10) -> list:
     return active + list(ended[: max(limit - len(active), 0)])
 
 
-def dashboard_latest_duels(*, limit: int = 10) -> QuerySet[Duel]:
-    return duel_list()[:limit]
+def dashboard_active_studies(*, limit: int = 5) -> list:
+    """Pending and running studies and those that ended in the last half hour, newest first
+    (one query; their stored figures are not read)."""
+    recent = timezone.now() - RECENTLY_FINISHED
+    return list(Study.objects.defer("figures").filter(
+        Q(status__in=[Status.PENDING, Status.RUNNING]) | Q(finished_at__gte=recent))
+        .order_by("-created_at", "-pk")[:limit])
+
+
+def dashboard_latest_duels(*, limit: int = 10) -> list[Duel]:
+    """Running duels first (newest first), then the newest of the others: a demo that is still
+    starting has many pending duels, and a watcher looks for the one that streams. Two queries,
+    each down an index (status, created_at)."""
+    running = list(duel_list().filter(status=Status.RUNNING)[:limit])
+    others = duel_list().exclude(status=Status.RUNNING)
+    return running + list(others[: max(limit - len(running), 0)])
 
 
 def dashboard_leaderboard(*, limit: int = 10) -> dict:

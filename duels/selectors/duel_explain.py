@@ -10,7 +10,7 @@ from __future__ import annotations
 from duels.analytics.proportions import newcombe_difference, wilson_interval
 from duels.models import Duel, Status
 from duels.scoring import episode_passed
-from duels.templatetags.duels_format import pp
+from duels.units import hint_gain_text
 
 
 def _passed(episode) -> bool:
@@ -34,7 +34,7 @@ def _seeds(count: int) -> str:
 def _hint_clause(*, solver: str, p_unhinted: float, p_hinted: float, hint_gain: float,
                  flips: int) -> str:
     """What the hint did on this side, from its pass rates, hint gain and flips."""
-    gain = pp(hint_gain)
+    gain = hint_gain_text(hint_gain)
     if p_unhinted == 1:
         return (f"{solver} passed every seed without the hint: the environment is too easy, "
                 "so it scores 0.")
@@ -60,7 +60,7 @@ def _hint_clause(*, solver: str, p_unhinted: float, p_hinted: float, hint_gain: 
 def duel_side_sentence(
     *, duel_status: str, outcome: str | None, side: str, setter: str, solver: str,
     forfeit: str, p_unhinted: float | None, p_hinted: float | None, hint_gain: float | None,
-    flips: int | None,
+    flips: int | None, void: str = "",
 ) -> str:
     """The sentence explaining one side of a duel, chosen from that side's scores alone.
 
@@ -75,6 +75,10 @@ def duel_side_sentence(
         return "The duel failed for a reason outside the players, so this side has no result."
     if forfeit:
         return f"{setter} forfeited this side, so its setter score is 0."
+    if void:
+        return (f"{setter}'s environment was voided after play (it was not the same puzzle on "
+                f"the path {solver} played, or it showed the hint), so its setter score is 0 "
+                f"and none of its episodes counts; {solver} is not blamed.")
     if p_unhinted is None or p_hinted is None or hint_gain is None:
         return f"Not scored yet: {solver} has not finished both conditions."
     clause = _hint_clause(solver=solver, p_unhinted=p_unhinted, p_hinted=p_hinted,
@@ -104,7 +108,8 @@ def duel_side_explanation(*, duel: Duel, half: dict) -> dict:
     ]
     p_unhinted, p_hinted = half["p_unhinted"], half["p_hinted"]
     formula = ""
-    if not half["forfeit"] and p_unhinted is not None and p_hinted is not None:
+    scored = not half["forfeit"] and not half.get("void")
+    if scored and p_unhinted is not None and p_hinted is not None:
         formula = (
             f"s = p_h · (1 − p_u) = {_fmt(p_hinted)} · (1 − {_fmt(p_unhinted)}) "
             f"= {_fmt(half['setter_score'])}"
@@ -127,7 +132,7 @@ def duel_side_explanation(*, duel: Duel, half: dict) -> dict:
             duel_status=duel.status, outcome=duel.outcome, side=half["side"],
             setter=half["setter"].name, solver=half["solver"].name, forfeit=half["forfeit"],
             p_unhinted=p_unhinted, p_hinted=p_hinted, hint_gain=half["hint_gain"],
-            flips=half["flips"]),
+            flips=half["flips"], void=half.get("void", "")),
     }
 
 

@@ -120,6 +120,10 @@ def duel_halves(*, duel: Duel) -> list[dict]:
                 "setter_score": getattr(duel, f"setter_score_{side}"),
                 "flips": getattr(duel, f"flips_{side}"),
                 "forfeit": getattr(duel, f"forfeit_{side}"),
+                "void": getattr(duel, f"void_{side}"),
+                "evidence": ((environment.validation or {}).get("after_play")
+                             if environment is not None and getattr(duel, f"void_{side}")
+                             else None),
                 "won": duel.outcome == side,
                 "pairs": pairs,
             }

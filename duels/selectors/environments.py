@@ -155,3 +155,28 @@ def environment_outcomes(*, environment: Environment) -> list[dict]:
         .order_by("solver__name", "condition")
     )
     return [{**row, "pass_rate": row["passed"] / row["episodes"]} for row in rows]
+
+
+def design_voided_evidence(*, source: str) -> dict | None:
+    """The evidence a stored environment with this source (the same design) was voided after
+    play with, or None."""
+    from duels.models import content_hash
+    from duels.models.environments import voided_after_play
+
+    report = (Environment.objects.filter(voided_after_play(), content_hash=content_hash(source))
+              .order_by("pk").values_list("validation", flat=True).first())
+    return (report or {}).get("after_play") if report else None
+
+
+def after_play_lines(evidence: dict) -> str:
+    """The evidence of a void as plain text lines (the command line's validation report)."""
+    lines = [f"  FAIL after_play: voided after play: {evidence.get('reason', '')}"]
+    if evidence.get("actions"):
+        lines.append("    actions: " + " -> ".join(map(str, evidence["actions"])))
+    if evidence.get("kind") == "hint_leak":
+        lines += [f"    the hint: {evidence.get('hint', '')}",
+                  f"    shown at step {evidence.get('step')}: {evidence.get('observation', '')}"]
+    elif evidence.get("left_label"):
+        lines += [f"    {evidence['left_label']}: {evidence.get('left', '')!r}",
+                  f"    {evidence.get('right_label', '')}: {evidence.get('right', '')!r}"]
+    return "\n".join(lines)

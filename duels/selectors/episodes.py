@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from uuid import UUID
 
-from django.db.models import Max, QuerySet
+from django.db.models import Max, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
+from duels.error_text import error_for_reader
 from duels.models import DONE_STATUSES, Condition, Episode, Step
 from duels.models.episodes import step_is_format_reminder
 from duels.selectors.episode_end import episode_end_summary
@@ -39,7 +40,8 @@ def episode_get(*, episode_uuid: UUID) -> Episode:
     """One episode with everything its page header shows."""
     return get_object_or_404(
         Episode.objects.select_related(
-            "environment", "environment__author", "solver", "hint", "duel", "duel__a", "duel__b"
+            "environment", "environment__author", "solver", "hint", "duel", "duel__a", "duel__b",
+            "study",
         ),
         uuid=episode_uuid,
     )
@@ -91,14 +93,17 @@ class EpisodeState:
     output_tokens: int = 0
     cost: float = 0.0
 
-    def status_message(self) -> dict:
+    def status_message(self, *, staff: bool = False) -> dict:
+        """The websocket's `episode.status` message; its error as this reader may read it
+        (duels/error_text.py: whole for staff only)."""
+        error = error_for_reader(self.error, staff=staff)
         return {
             "type": "episode.status",
             "episode": self.uuid,
             "status": self.status,
             "success": self.success,
             "end_reason": self.end_reason,
-            "error": self.error,
+            "error": error,
             "steps": self.steps,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -107,7 +112,7 @@ class EpisodeState:
                 status=self.status,
                 success=self.success,
                 end_reason=self.end_reason,
-                error=self.error,
+                error=error,
                 steps=self.steps,
             ),
         }
@@ -152,7 +157,8 @@ def episode_steps_after(*, episode_pk: int, since: int, limit: int = 500) -> lis
 
 
 def episode_counterpart(*, episode: Episode) -> Episode | None:
-    """The same environment, solver and seed in the other condition (same duel first)."""
+    """The same environment, solver and seed in the other condition (same duel or study
+    first)."""
     other = Condition.UNHINTED if episode.hinted else Condition.HINTED
     candidates = Episode.objects.select_related("environment__author", "solver", "hint").filter(
         environment_id=episode.environment_id,
@@ -160,10 +166,11 @@ def episode_counterpart(*, episode: Episode) -> Episode | None:
         seed=episode.seed,
         condition=other,
     )
-    if episode.duel_id:
-        in_duel = candidates.filter(duel_id=episode.duel_id).first()
-        if in_duel:
-            return in_duel
+    for run in ("duel_id", "study_id"):
+        if getattr(episode, run):
+            in_run = candidates.filter(**{run: getattr(episode, run)}).first()
+            if in_run:
+                return in_run
     return candidates.order_by("-created_at", "-pk").first()
 
 
@@ -243,23 +250,25 @@ def action_diff(*, left: str, right: str) -> tuple[list[tuple[str, bool]], list[
 
 
 def episode_recent_pairs(*, limit: int = 12) -> list[dict]:
-    """The latest unhinted/hinted pairs (same duel, environment, solver and seed), newest first,
-    for the compare page's "what to pick" list. Two queries."""
+    """The latest unhinted/hinted pairs (same duel or study, environment, solver and seed),
+    newest first, for the compare page's "what to pick" list. Two queries."""
     hinted = (
-        Episode.objects.filter(condition=Condition.HINTED, duel__isnull=False)
-        .select_related("environment", "solver", "duel__a", "duel__b")
+        Episode.objects.filter(Q(duel__isnull=False) | Q(study__isnull=False),
+                               condition=Condition.HINTED)
+        .select_related("environment", "solver", "duel__a", "duel__b", "study")
         .order_by("-created_at", "-pk")[:limit]
     )
     hinted = list(hinted)
-    keys = {(e.duel_id, e.environment_id, e.solver_id, e.seed): e for e in hinted}
+    keys = {(e.duel_id, e.study_id, e.environment_id, e.solver_id, e.seed): e for e in hinted}
     unhinted = Episode.objects.filter(
         condition=Condition.UNHINTED,
-        duel_id__in={e.duel_id for e in hinted},
         environment_id__in={e.environment_id for e in hinted},
+        solver_id__in={e.solver_id for e in hinted},
     )
     pairs = {}
     for episode in unhinted:
-        key = (episode.duel_id, episode.environment_id, episode.solver_id, episode.seed)
+        key = (episode.duel_id, episode.study_id, episode.environment_id, episode.solver_id,
+               episode.seed)
         if key in keys:
             pairs[key] = episode
     return [

@@ -15,15 +15,20 @@ import re
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Max, Min, Q
+from django.db.models import Count, Max, Min, Q
 from django.db.models.expressions import RawSQL
 
 from duels.models import Episode, Step
+from duels.selectors.episode_list import EpisodeFilters, episode_filters_q
 from duels.services.search_index import FTS_TABLE, PG_DOCUMENT
 
 MAX_QUERY_CHARS = 200
 MAX_WORDS = 12
 PAGE_SIZE = 50
+# A search narrowed by episode facets looks at this many of the newest matching steps per page
+# (docs/security.md): a rare facet on a common word answers "more may match further back"
+# instead of reading the whole index.
+FACETED_SCAN = 5000
 SNIPPET_CHARS = 160
 # One episode's matches listed for the replay's "n of m" (a 5,000-step episode fits whole).
 MAX_EPISODE_MATCHES = 10_000
@@ -45,27 +50,33 @@ def search_words(query: str) -> list[str]:
     return list(dict.fromkeys(words))[:MAX_WORDS]
 
 
+def _matching_steps_sql(words: list[str], *, before: int | None,
+                        limit: int) -> tuple[str, list]:
+    """SQL selecting the ids of the newest `limit` steps holding every word (older than
+    `before`), newest first: one index lookup."""
+    if connection.vendor == "postgresql":
+        sql = (
+            f"SELECT id FROM duels_step WHERE {PG_DOCUMENT} "
+            "@@ plainto_tsquery('simple', %s)"
+        )
+        params: list = [" ".join(words)]
+        column = "id"
+    else:
+        # Each word quoted (a quote inside doubled), so no input is read as FTS5 syntax.
+        match = " ".join('"{}"'.format(word.replace('"', '""')) for word in words)
+        sql = f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s"
+        params = [match]
+        column = "rowid"
+    if before is not None:
+        sql += f" AND {column} < %s"
+        params.append(before)
+    return sql + f" ORDER BY {column} DESC LIMIT %s", [*params, limit]
+
+
 def _matching_step_ids(words: list[str], *, before: int | None, limit: int) -> list[int]:
+    sql, params = _matching_steps_sql(words, before=before, limit=limit)
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            sql = (
-                f"SELECT id FROM duels_step WHERE {PG_DOCUMENT} "
-                "@@ plainto_tsquery('simple', %s)"
-            )
-            params: list = [" ".join(words)]
-            if before is not None:
-                sql += " AND id < %s"
-                params.append(before)
-            cursor.execute(sql + " ORDER BY id DESC LIMIT %s", [*params, limit])
-        else:
-            # Each word quoted (a quote inside doubled), so no input is read as FTS5 syntax.
-            match = " ".join('"{}"'.format(word.replace('"', '""')) for word in words)
-            sql = f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s"
-            params = [match]
-            if before is not None:
-                sql += " AND rowid < %s"
-                params.append(before)
-            cursor.execute(sql + " ORDER BY rowid DESC LIMIT %s", [*params, limit])
+        cursor.execute(sql, params)
         return [row[0] for row in cursor.fetchall()]
 
 
@@ -83,6 +94,8 @@ class SearchPage:
     query: str
     hits: list[SearchHit]
     next_before: int | None
+    # The facets' bounded scan ended before the page filled: older steps may still match.
+    capped: bool = False
 
 
 def _snippet(step: Step, words: list[str]) -> SearchHit:
@@ -104,31 +117,70 @@ def _snippet(step: Step, words: list[str]) -> SearchHit:
                      match="", after="")
 
 
-def transcripts_search(*, query: str, before: int | None = None,
-                       limit: int = PAGE_SIZE) -> SearchPage:
-    """Steps of any episode holding every word of `query`, newest first, one page."""
+def _faceted_step_ids(words: list[str], *, filters: EpisodeFilters, before: int | None,
+                      limit: int) -> tuple[list[int], int | None, bool]:
+    """The newest matching steps whose episodes pass the facets: among the newest
+    FACETED_SCAN matches only (one query), so a common word and a rare facet cost a bounded
+    scan, never the whole index; the cursor then continues below the matches looked at."""
+    sql, params = _matching_steps_sql(words, before=before, limit=FACETED_SCAN)
+    looked_at = Step.objects.filter(id__in=RawSQL(sql, params))
+    found = list(looked_at.filter(episode_filters_q(filters, prefix="episode__"))
+                 .order_by("-id").values_list("id", flat=True)[: limit + 1])
+    if len(found) > limit:
+        return found[:limit], found[limit - 1], False
+    scan = looked_at.aggregate(oldest=Min("id"), count=Count("id"))
+    if scan["count"] >= FACETED_SCAN:  # the bound was reached: more may match further back
+        return found, scan["oldest"], True
+    return found, None, False
+
+
+def transcripts_search(*, query: str, before: int | None = None, limit: int = PAGE_SIZE,
+                       filters: EpisodeFilters | None = None) -> SearchPage:
+    """Steps of any episode holding every word of `query`, newest first, one page; with
+    `filters`, only steps of the episodes they select (the episode list's facets)."""
     words = search_words(query)
-    ids = _matching_step_ids(words, before=before, limit=limit + 1)
-    more = len(ids) > limit
-    ids = ids[:limit]
+    capped = False
+    if filters is not None and filters.any:
+        ids, next_before, capped = _faceted_step_ids(words, filters=filters, before=before,
+                                                     limit=limit)
+    else:
+        ids = _matching_step_ids(words, before=before, limit=limit + 1)
+        more = len(ids) > limit
+        ids = ids[:limit]
+        next_before = ids[-1] if more and ids else None
     steps = Step.objects.filter(id__in=ids).select_related(
-        "episode__solver", "episode__environment", "episode__duel__a", "episode__duel__b"
+        "episode__solver", "episode__environment__author", "episode__duel__a",
+        "episode__duel__b", "episode__duel__tournament", "episode__study"
     )
     by_id = {step.id: step for step in steps}
     hits = [_snippet(by_id[step_id], words) for step_id in ids if step_id in by_id]
-    return SearchPage(query=query, hits=hits, next_before=ids[-1] if more and ids else None)
+    return SearchPage(query=query, hits=hits, next_before=next_before, capped=capped)
 
 
-def step_words_q(words: list[str], *, id_range: tuple[int, int] | None = None) -> Q:
+def step_words_q(words: list[str], *, id_range: tuple[int, int] | None = None,
+                 prefix_last: bool = False) -> Q:
     """Steps holding every word, as a filter on `Step` (an index lookup, never a scan);
-    `id_range` bounds the lookup to the step ids of one episode."""
+    `id_range` bounds the lookup to the step ids of one episode; with `prefix_last` the last
+    word matches the start of a word (find as you type: "nort" finds "north")."""
     if connection.vendor == "postgresql":
-        sql = f"SELECT id FROM duels_step WHERE {PG_DOCUMENT} @@ plainto_tsquery('simple', %s)"
-        params: list = [" ".join(words)]
+        whole, last = (words[:-1], words[-1]) if prefix_last else (words, "")
+        conditions, params = [], []
+        if whole:
+            conditions.append(f"{PG_DOCUMENT} @@ plainto_tsquery('simple', %s)")
+            params.append(" ".join(whole))
+        if last:
+            # A word is letters, digits and underscores (search_words), so quoting it as one
+            # lexeme leaves nothing for to_tsquery to read as syntax.
+            conditions.append(f"{PG_DOCUMENT} @@ to_tsquery('simple', %s)")
+            params.append("'" + last.replace("'", "''") + "':*")
+        sql = "SELECT id FROM duels_step WHERE " + " AND ".join(conditions)
         column = "id"
     else:
+        quoted = ['"{}"'.format(word.replace('"', '""')) for word in words]
+        if prefix_last:
+            quoted[-1] += "*"
         sql = f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s"
-        params = [" ".join('"{}"'.format(word.replace('"', '""')) for word in words)]
+        params = [" ".join(quoted)]
         column = "rowid"
     if id_range is not None and connection.vendor == "postgresql":
         # Materialized, so the planner cannot trade the word index for a walk of the id range
@@ -143,14 +195,16 @@ def step_words_q(words: list[str], *, id_range: tuple[int, int] | None = None) -
 
 
 def episode_search(*, episode: Episode, query: str) -> list[int]:
-    """Indices of the episode's steps holding every word of `query` (any case), in order."""
+    """Indices of the episode's steps holding every word of `query` (any case; the last one
+    may be the start of a word, as a person types it), in order."""
     words = search_words(query.strip())
     steps = Step.objects.filter(episode=episode)
     bounds = steps.aggregate(low=Min("id"), high=Max("id"))
     if bounds["low"] is None:
         return []
     return list(
-        steps.filter(step_words_q(words, id_range=(bounds["low"], bounds["high"])))
+        steps.filter(step_words_q(words, id_range=(bounds["low"], bounds["high"]),
+                                  prefix_last=True))
         .order_by("index")
         .values_list("index", flat=True)[:MAX_EPISODE_MATCHES]
     )

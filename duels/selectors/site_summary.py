@@ -7,13 +7,12 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from uuid import UUID
 
+from duels.analytics.bootstrap import BOOTSTRAP_RESAMPLES
 from duels.analytics.data import AnalyticsInput
 from duels.analytics.proportions import newcombe_difference
 from duels.models import Duel, Episode, Status, Tournament
 from duels.scoring import episode_passed
 from duels.selectors.analytics import analytics_input
-
-SITE_RESAMPLES = 500  # bootstrap resamples for the published intervals
 
 
 @dataclass(frozen=True)
@@ -69,11 +68,12 @@ def site_analytics_input(*, duel_uuids: set[str]) -> AnalyticsInput:
 
 
 def site_figures(*, duel_uuids: set[str]) -> dict:
-    """Every analytics figure computed on these duels alone (as `analytics --json`)."""
+    """Every analytics figure computed on these duels alone (as `analytics --json`, with the
+    site's own resample count and seed: on the same duels the figures are the site's)."""
     from duels.analytics.compute import analytics_compute  # the statistics stack is slow to import
 
     return analytics_compute(site_analytics_input(duel_uuids=duel_uuids),
-                             resamples=SITE_RESAMPLES)
+                             resamples=BOOTSTRAP_RESAMPLES)
 
 
 def site_gain_table(*, duels: list[Duel]) -> dict:

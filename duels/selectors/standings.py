@@ -11,7 +11,7 @@ import math
 from collections import defaultdict
 from statistics import mean
 
-from duels.models import Condition, Duel, Episode, Status, Tournament
+from duels.models import Condition, Duel, EnvironmentStatus, Episode, Status, Tournament
 
 RATING_RESAMPLES = 200
 
@@ -25,6 +25,8 @@ def _solver_strength(*, tournament: Tournament) -> dict[int, tuple[int, int]]:
             status__in=[Status.FINISHED, Status.FAILED],
         )
         .exclude(environment__author_id=None)
+        # A voided environment's episodes count nowhere (duels.engine.voiding).
+        .exclude(environment__status=EnvironmentStatus.INVALID)
         .values_list("solver_id", "environment__author_id", "status", "success")
     )
     tally: dict[int, list[int]] = defaultdict(lambda: [0, 0])

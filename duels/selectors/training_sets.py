@@ -52,6 +52,14 @@ class TrainingItem:
     hint: str | None
     cluster: str
     training: dict[str, Any] = field(default_factory=dict)
+    # Graded hints (level, text), ascending, the first hint of each level: (1, hint_1), (2, hint_2).
+    hint_levels: tuple[tuple[int, str], ...] = ()
+    # A study's version (envduels-v1 of a study): its slot and version name, its domain and its
+    # stored benchmark seeds; empty outside a study.
+    slot: str = ""
+    version: str = ""
+    domain: str = ""
+    benchmark_seeds: tuple[int, ...] | None = None
 
     @property
     def value(self) -> float:
@@ -124,14 +132,18 @@ def training_set_select(*, filters: TrainingSetFilters) -> list[TrainingItem]:
         if len(chosen) >= filters.size:
             break
     hints: dict[int, str] = {}
-    for environment_id, text in (Hint.objects.filter(environment__in=[r["pk"] for r in chosen])
-                                 .order_by("-pk").values_list("environment_id", "text")):
+    levels: dict[int, dict[int, str]] = {}
+    for environment_id, text, level in (
+            Hint.objects.filter(environment__in=[r["pk"] for r in chosen])
+            .order_by("-pk").values_list("environment_id", "text", "level")):
         hints[environment_id] = text  # the first hint wins: rows come newest first
+        levels.setdefault(environment_id, {})[level] = text
     return [
         TrainingItem(design=row["training"]["design"], environment=str(row["uuid"]),
                      title=row["title"], author=row["author__name"], family=row["family"],
                      source=row["source"], content_hash=row["content_hash"],
                      max_steps=row["max_steps"], hint=hints.get(row["pk"]),
-                     cluster=row["cluster"], training=row["training"])
+                     cluster=row["cluster"], training=row["training"],
+                     hint_levels=tuple(sorted(levels.get(row["pk"], {}).items())))
         for row in chosen
     ]

@@ -3,24 +3,29 @@
 Every page, API view and template asks these helpers, so the rule lives in one place:
 a duel may be started by operators (staff, or the operators group) and cancelled by the person
 who started it or by staff; a tournament is cancelled by staff only
-(tournaments are started from the command line by whoever runs the installation).
+(tournaments are started from the command line by whoever runs the installation); a study is
+started by operators (on its page or the command line) and cancelled by its starter or staff.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from duels.models import Duel, Tournament
+from duels.models import Duel, Study, Tournament
 
 DUEL_CANCEL_DENIED = "Only the person who started this duel, or staff, may cancel it."
 TOURNAMENT_CANCEL_DENIED = "Only staff may cancel a tournament."
 
 
-def duel_can_cancel(*, duel: Duel, user: AbstractBaseUser | AnonymousUser) -> bool:
-    """True when `user` started `duel` or is staff."""
+def _started_by_or_staff(run: Duel | Study, user: AbstractBaseUser | AnonymousUser) -> bool:
     if not user.is_authenticated:
         return False
-    return bool(user.is_staff or (duel.created_by_id is not None and duel.created_by_id == user.pk))
+    return bool(user.is_staff or (run.created_by_id is not None and run.created_by_id == user.pk))
+
+
+def duel_can_cancel(*, duel: Duel, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """True when `user` started `duel` or is staff."""
+    return _started_by_or_staff(duel, user)
 
 
 def tournament_can_cancel(
@@ -61,3 +66,20 @@ def duel_can_start(*, user: AbstractBaseUser | AnonymousUser) -> bool:
         cached = user.groups.filter(name=OPERATORS_GROUP).exists()
         user._envduels_may_start_duels = cached
     return cached
+
+
+STUDY_START_DENIED = (
+    "Only operators start studies. Ask staff to add you: "
+    "manage.py operators add YOUR_USERNAME (or the operators group in /admin/)."
+)
+STUDY_CANCEL_DENIED = "Only the person who started this study, or staff, may cancel it."
+
+
+def study_can_start(*, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Operators start studies, as they start duels."""
+    return duel_can_start(user=user)
+
+
+def study_can_cancel(*, study: Study, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """True when `user` started `study` or is staff."""
+    return _started_by_or_staff(study, user)

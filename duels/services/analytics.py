@@ -17,6 +17,7 @@ from datetime import timedelta
 from django.db import DatabaseError
 from django.utils import timezone
 
+from duels.analytics.bootstrap import BOOTSTRAP_RESAMPLES
 from duels.models import AnalyticsSnapshot
 from duels.selectors.analytics import analytics_fingerprint, analytics_input
 from duels.services.estimates import environment_estimates_store
@@ -26,7 +27,7 @@ from duels.task_registry import task_named
 logger = logging.getLogger(__name__)
 
 KEEP_SNAPSHOTS = 5
-RESAMPLES = 1000  # bootstrap resamples behind every interval
+RESAMPLES = BOOTSTRAP_RESAMPLES  # behind every interval, as a published copy's
 # Refresh requests within this many seconds of each other share one analytics refresh.
 DEBOUNCE_SECONDS = 10
 

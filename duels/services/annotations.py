@@ -57,7 +57,8 @@ def _checked(
     data: AnnotationInput, *, environment: Environment | None
 ) -> AnnotationInput:
     tags = annotation_clean_tags(data.tags)
-    text = data.text.strip()
+    # A browser sends each line break as CRLF: it counts once, as the person sees it.
+    text = data.text.replace("\r\n", "\n").strip()
     if len(text) > MAX_TEXT_LENGTH:
         raise AnnotationError(f"Notes are limited to {MAX_TEXT_LENGTH:,} characters.")
     if data.rating is not None and not 1 <= data.rating <= 5:

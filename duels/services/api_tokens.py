@@ -45,10 +45,22 @@ def api_token_create(*, user: AbstractBaseUser, name: str, scope: str = TokenSco
     return token, raw
 
 
+# The mark of a token whose user was deactivated: no password gives it, so it never works again.
+DEACTIVATED_MARK = "ended: the user was deactivated"
+
+
+def api_tokens_end_for_deactivated(*, user: AbstractBaseUser) -> int:
+    """End every token of `user`, who is being deactivated, for good; return how many."""
+    return ApiToken.objects.filter(user_id=user.pk).exclude(
+        password_mark=DEACTIVATED_MARK).update(password_mark=DEACTIVATED_MARK)
+
+
 def api_token_state(*, token: ApiToken) -> str:
     """`active`, or why the token no longer works."""
     if not token.user.is_active:
         return "ended: the user is deactivated"
+    if token.password_mark == DEACTIVATED_MARK:
+        return "ended: the user was deactivated (reactivating does not revive tokens)"
     if token.password_mark != password_mark(token.user):
         return "ended: the user's password changed"
     if token.expires_at is not None and token.expires_at <= timezone.now():

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from duels.models import Player
 
 CHECK_MAX_TOKENS = 64
+# A check asked for from a page is not repeated within this many seconds of the last one.
+RECHECK_SECONDS = 10
 
 
 @dataclass(frozen=True)
@@ -92,3 +94,22 @@ def player_check_run(*, player: Player) -> PlayerCheckResult:
         error=result.error,
     )
     return result
+
+
+def player_check_request(*, player: Player) -> bool:
+    """Queue a check of `player` in the background (a slow or silent server never holds a page:
+    the page shows the answer when it is stored); False when the last check is less than
+    RECHECK_SECONDS old."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from duels.task_registry import task_named
+
+    recent = ModelCall.objects.filter(
+        player=player, role=ModelCall.Role.CHECK,
+        created_at__gte=timezone.now() - timedelta(seconds=RECHECK_SECONDS))
+    if recent.exists():
+        return False
+    task_named("player_check").enqueue(player_uuid=str(player.uuid))
+    return True

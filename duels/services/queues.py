@@ -1,8 +1,9 @@
-"""Writes for annotation queues: freeze a selection of designs, its annotators and overlap.
+"""Writes for annotation queues: freeze a selection of items, its annotators and overlap.
 
-A queue's designs are chosen once, when it is created, by the environments list's filters, a
-tournament (every design its duels played) or a curated training set, and kept as content
-hashes in that order, so progress and agreement refer to a fixed set of items.
+A queue's items are chosen once, when it is created, and kept in that order, so progress and
+agreement refer to a fixed set: designs (content hashes) by the environments list's filters, a
+tournament (every design its duels played) or a curated training set; episodes by the episode
+list's facets; steps by a transcript search (its words and the same facets).
 """
 
 from __future__ import annotations
@@ -20,19 +21,27 @@ from duels.models import (
     AnnotationQueue,
     Duel,
     Environment,
+    ItemKind,
     QuestionKind,
     QueueKind,
     Rubric,
     Tournament,
 )
 from duels.selectors.environments import EnvironmentFilters, environment_list
+from duels.selectors.episode_list import EpisodeFilters, episode_list
+from duels.selectors.queue_items import item_key_step
+from duels.selectors.search import SearchQueryError, transcripts_search
 from duels.selectors.training_sets import TrainingSetFilters, training_set_select
 from duels.services.annotation_access import STAFF_ONLY, queue_can_manage
 
 MAX_QUEUE_DESIGNS = 2000
 MAX_PAIRS = 600
 MAX_OVERLAP = 20
-SOURCES = ("environments", "tournament", "training_set")
+MAX_GUIDELINES = 5000
+# Where a queue's items come from, and what they are.
+SOURCES = {"environments": ItemKind.DESIGN, "tournament": ItemKind.DESIGN,
+           "training_set": ItemKind.DESIGN, "episodes": ItemKind.EPISODE,
+           "steps": ItemKind.STEP}
 
 
 class QueueError(Exception):
@@ -47,11 +56,18 @@ class QueueSelection:
     environments: EnvironmentFilters = field(default_factory=EnvironmentFilters)
     tournament: UUID | None = None
     training_set: TrainingSetFilters = field(default_factory=TrainingSetFilters)
+    episodes: EpisodeFilters = field(default_factory=EpisodeFilters)
+    search: str = ""  # the words a step queue's steps hold
     described: dict = field(default_factory=dict)  # the filters as given, shown on the page
+
+    @property
+    def item_kind(self) -> str:
+        return SOURCES.get(self.source, ItemKind.DESIGN)
 
 
 def queue_select_designs(*, selection: QueueSelection) -> list[str]:
-    """Content hashes of the selected designs, each once, in the source's order."""
+    """The selected items' keys (content hashes, episode uuids or steps), each once, in the
+    source's order."""
     if selection.source == "environments":
         hashes = environment_list(filters=selection.environments).values_list(
             "content_hash", flat=True)[: MAX_QUEUE_DESIGNS + 1]
@@ -66,12 +82,36 @@ def queue_select_designs(*, selection: QueueSelection) -> list[str]:
         hashes = list(rows[: MAX_QUEUE_DESIGNS * 4])
     elif selection.source == "training_set":
         hashes = [item.content_hash for item in training_set_select(filters=selection.training_set)]
+    elif selection.source == "episodes":
+        hashes = [str(uuid) for uuid in episode_list(filters=selection.episodes)
+                  .values_list("uuid", flat=True)[: MAX_QUEUE_DESIGNS + 1]]
+    elif selection.source == "steps":
+        hashes = _search_steps(selection)
     else:
         raise QueueError(f"The source is one of {', '.join(SOURCES)}.")
-    designs = list(dict.fromkeys(hashes))
-    if len(designs) > MAX_QUEUE_DESIGNS:
-        raise QueueError(f"The selection holds more than {MAX_QUEUE_DESIGNS} designs; narrow it.")
-    return designs
+    items = list(dict.fromkeys(hashes))
+    if len(items) > MAX_QUEUE_DESIGNS:
+        noun = SOURCES[selection.source].label
+        raise QueueError(f"The selection holds more than {MAX_QUEUE_DESIGNS} {noun}; narrow it.")
+    return items
+
+
+def _search_steps(selection: QueueSelection) -> list[str]:
+    """The steps a transcript search finds (newest first), up to one more than a queue holds."""
+    keys: list[str] = []
+    before = None
+    try:
+        while len(keys) <= MAX_QUEUE_DESIGNS:
+            page = transcripts_search(query=selection.search, before=before,
+                                      filters=selection.episodes, limit=200)
+            keys += [item_key_step(episode=hit.step.episode.uuid, index=hit.step.index)
+                     for hit in page.hits]
+            if page.next_before is None:
+                break
+            before = page.next_before
+    except SearchQueryError as exc:
+        raise QueueError(f"Steps: {exc}") from None
+    return keys
 
 
 def queue_pairs(*, designs: list[str], seed: int) -> list[list[str]]:
@@ -98,9 +138,9 @@ def queue_pairs(*, designs: list[str], seed: int) -> list[list[str]]:
 def queue_create(
     *, user: AbstractBaseUser, name: str, rubric: Rubric, selection: QueueSelection,
     annotators: list[AbstractBaseUser], overlap: int = 1, kind: str = QueueKind.SINGLE,
-    pair_question: str = "",
+    pair_question: str = "", guidelines: str = "",
 ) -> AnnotationQueue:
-    """A queue of the selected designs; staff only."""
+    """A queue of the selected items (designs, episodes or steps); staff only."""
     if not queue_can_manage(user=user):
         raise QueueError(STAFF_ONLY)
     name = " ".join(name.split())
@@ -113,6 +153,13 @@ def queue_create(
     if not 1 <= overlap <= min(MAX_OVERLAP, len(annotators)):
         raise QueueError(f"The overlap (annotations per item) is 1–{MAX_OVERLAP} and at most "
                          f"the number of annotators ({len(annotators)}).")
+    guidelines = guidelines.replace("\r\n", "\n").strip()
+    if len(guidelines) > MAX_GUIDELINES:
+        raise QueueError(f"Guidelines are limited to {MAX_GUIDELINES:,} characters.")
+    item_kind = selection.item_kind
+    if kind == QueueKind.PAIRWISE and item_kind != ItemKind.DESIGN:
+        raise QueueError("A pairwise queue compares designs: choose designs from the "
+                         "environments list, a tournament or a training set.")
     if kind == QueueKind.PAIRWISE:
         question = rubric.question(pair_question)
         if question is None:
@@ -124,13 +171,13 @@ def queue_create(
     designs = queue_select_designs(selection=selection)
     minimum = 2 if kind == QueueKind.PAIRWISE else 1
     if len(designs) < minimum:
-        raise QueueError("The selection holds no designs" if not designs else
-                         "A pairwise queue needs at least two designs.")
+        raise QueueError(f"The selection holds no {ItemKind(item_kind).label}." if not designs
+                         else "A pairwise queue needs at least two designs.")
     with transaction.atomic():
         queue = AnnotationQueue.objects.create(
             name=name, rubric=rubric, kind=kind, pair_question=pair_question, overlap=overlap,
             selection={"source": selection.source, **selection.described}, designs=designs,
-            created_by=user)
+            item_kind=item_kind, guidelines=guidelines, created_by=user)
         if kind == QueueKind.PAIRWISE:
             queue.pairs = queue_pairs(designs=designs, seed=queue.uuid.int % 2**32)
             queue.save(update_fields=["pairs"])

@@ -15,6 +15,7 @@ from duels.models import RateBucket
 
 SEARCH = "search"
 API = "api"
+PACKAGE = "package"  # trainer-package downloads (each builds and zips a package)
 
 
 class RateLimited(Exception):
@@ -27,7 +28,8 @@ class RateLimited(Exception):
 
 def rate_per_minute(kind: str) -> int:
     return {SEARCH: settings.ENVDUELS_SEARCH_RATE_PER_MINUTE,
-            API: settings.ENVDUELS_API_RATE_PER_MINUTE}[kind]
+            API: settings.ENVDUELS_API_RATE_PER_MINUTE,
+            PACKAGE: settings.ENVDUELS_PACKAGE_RATE_PER_MINUTE}[kind]
 
 
 def rate_take(*, user: AbstractBaseUser, kind: str) -> None:
@@ -40,7 +42,7 @@ def rate_take(*, user: AbstractBaseUser, kind: str) -> None:
         wait = _take(user, kind, size, now)
     if wait is not None:
         seconds = max(1, math.ceil(wait))
-        what = "searches" if kind == SEARCH else "API requests"
+        what = {SEARCH: "searches", API: "API requests", PACKAGE: "package downloads"}[kind]
         raise RateLimited(
             f"Too many {what}: at most {size} a minute per user "
             f"(ENVDUELS_{kind.upper()}_RATE_PER_MINUTE). Try again in {seconds} s.",

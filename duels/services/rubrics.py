@@ -33,11 +33,14 @@ LEVELS = ("nominal", "ordinal", "interval")
 
 
 class RubricError(Exception):
-    """A rubric could not be saved; the message says what to change."""
+    """A rubric could not be saved; `messages` says each thing to change (all of them)."""
+
+    def __init__(self, message: str | list[str]) -> None:
+        self.messages = [message] if isinstance(message, str) else list(message)
+        super().__init__(" ".join(self.messages))
 
 
-def _question(raw: Any, number: int) -> dict[str, Any]:
-    where = f"Question {number}"
+def _question(raw: Any, where: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise RubricError(f"{where}: give key, kind and prompt.")
     key = str(raw.get("key", "")).strip()
@@ -87,17 +90,27 @@ def _question(raw: Any, number: int) -> dict[str, Any]:
     return question
 
 
-def rubric_clean_questions(raw: Any) -> list[dict[str, Any]]:
-    """The questions normalised and checked (raises RubricError naming the question at fault)."""
+def rubric_clean_questions(raw: Any, *,
+                           places: list[str] | None = None) -> list[dict[str, Any]]:
+    """The questions normalised and checked; RubricError lists every question at fault, each
+    named by its place (`places`, e.g. the form's "Line 3"; "Question N" by default)."""
     if not isinstance(raw, list) or not raw:
         raise RubricError("A rubric needs at least one question.")
     if len(raw) > MAX_QUESTIONS:
         raise RubricError(f"A rubric holds at most {MAX_QUESTIONS} questions.")
-    questions = [_question(item, number) for number, item in enumerate(raw, start=1)]
+    places = places or [f"Question {number}" for number in range(1, len(raw) + 1)]
+    questions, problems = [], []
+    for item, where in zip(raw, places, strict=True):
+        try:
+            questions.append(_question(item, where))
+        except RubricError as exc:
+            problems += exc.messages
     keys = [q["key"] for q in questions]
     duplicate = next((key for key in keys if keys.count(key) > 1), None)
     if duplicate:
-        raise RubricError(f"Two questions share the key {duplicate!r}; keys must differ.")
+        problems.append(f"Two questions share the key {duplicate!r}; keys must differ.")
+    if problems:
+        raise RubricError(problems)
     return questions
 
 

@@ -10,6 +10,8 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from duels.units import hint_gain_interval_text, hint_gain_text
+
 register = template.Library()
 # A published copy may leave costs out: while it renders, every amount the pages show reads
 # "withheld" (one switch for every page and partial, see duels/exchange/site/).
@@ -49,11 +51,9 @@ def signed(value: float | None, digits: int = 2) -> str:
 
 
 @register.filter
-def pp(value: float | None, digits: int = 0) -> str:
-    """A difference of two pass rates in percentage points, signed: 0.25 -> "+25 pp"."""
-    if value is None or value == "":
-        return "—"
-    return f"{signed(float(value) * 100, digits)} pp"
+def gain(value: float | None) -> str:
+    """A hint gain in percentage points, signed: 0.25 -> "+25 pp" (duels.units)."""
+    return hint_gain_text(value)
 
 
 @register.simple_tag
@@ -65,11 +65,9 @@ def pct_range(low: float | None, high: float | None) -> str:
 
 
 @register.simple_tag
-def pp_range(low: float | None, high: float | None) -> str:
-    """A 95% interval of a hint gain in percentage points: "[−10, +40] pp"."""
-    if low is None or high is None:
-        return ""
-    return f"[{signed(float(low) * 100, 0)}, {signed(float(high) * 100, 0)}] pp"
+def gain_range(low: float | None, high: float | None) -> str:
+    """A 95% interval of a hint gain: "[−10, +40] pp" (empty when unknown; duels.units)."""
+    return hint_gain_interval_text(low, high)
 
 
 @register.simple_tag
@@ -102,10 +100,67 @@ def env_name(environment) -> str:
 
 
 @register.filter
+def bounds(value: list | tuple | None, digits: int = 2) -> str:
+    """A 95% interval stored as [low, high]: "[0.12, 0.48]"; "" when it is unknown."""
+    if not isinstance(value, list | tuple) or len(value) != 2 or None in value:
+        return ""
+    return f"[{float(value[0]):.{int(digits)}f}, {float(value[1]):.{int(digits)}f}]"
+
+
+@register.filter
+def gain_bounds(value: list | tuple | None) -> str:
+    """A 95% interval of a hint gain (or any difference of two pass rates) stored as
+    [low, high]: "[−91, −1] pp" (duels.units); "" when it is unknown."""
+    if not isinstance(value, list | tuple) or len(value) != 2 or None in value:
+        return ""
+    return hint_gain_interval_text(*value)
+
+
+@register.filter
+def item(mapping: dict | None, key: str):
+    """`{{ row.intervals|item:"design" }}`: a mapping's value by a key a template names."""
+    return (mapping or {}).get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
 def num(value: float | None, digits: int = 2) -> str:
     if value is None or value == "":
         return "—"
     return f"{float(value):.{int(digits)}f}"
+
+
+# A note longer than this many characters or lines is shown folded: its first lines, and the
+# whole note one click away (the cap on a note's length is MAX_TEXT_LENGTH, docs/security.md).
+NOTE_FOLD_CHARS = 600
+NOTE_FOLD_LINES = 8
+NOTE_PREVIEW_CHARS = 300
+NOTE_PREVIEW_LINES = 4
+
+
+@register.filter
+def note_preview(text: str) -> str:
+    """The first lines of a long note, ending in "…"; "" for a note short enough to show whole."""
+    text = text or ""
+    lines = text.splitlines()
+    if len(text) <= NOTE_FOLD_CHARS and len(lines) <= NOTE_FOLD_LINES:
+        return ""
+    preview = "\n".join(lines[:NOTE_PREVIEW_LINES])[:NOTE_PREVIEW_CHARS]
+    return preview.rstrip() + "…"
+
+
+@register.filter
+def figure_text(value) -> str:
+    """A figure of any kind as a card shows it: counts with thousands separated, fractions to
+    two decimals, words as they are, None as "—"."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool | str):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return num(value)
+    return str(value)
 
 
 @register.filter
@@ -184,12 +239,23 @@ def query_with(context, **changes) -> str:
     return f"?{encoded}" if encoded else "?"
 
 
-@register.simple_tag
-def episode_end(episode) -> dict | None:
+@register.simple_tag(takes_context=True)
+def episode_end(context, episode) -> dict | None:
     """How an ended episode ended, as the replay's banner says it (`{"kind", "title",
-    "detail"}`; None while it runs): a normal loss is `lost`, never an error."""
+    "detail"}`; None while it runs): a normal loss is `lost`, never an error. Its error as the
+    page's reader may read it."""
     from duels.selectors.episode_end import episode_end_summary
 
     return episode_end_summary(status=episode.status, success=episode.success,
-                               end_reason=episode.end_reason, error=episode.error,
+                               end_reason=episode.end_reason,
+                               error=error_for(episode.error, context.get("user")),
                                steps=episode.steps)
+
+
+@register.filter
+def error_for(text: str | None, user=None) -> str:
+    """An error text as `user` may read it (duels/error_text.py): whole for staff only; a
+    page without a user (a published site) shows what anyone else sees."""
+    from duels.error_text import error_for_reader, reader_is_staff
+
+    return error_for_reader(text, staff=reader_is_staff(user))

@@ -109,10 +109,16 @@ def annotation_panel_context(
 
 
 def _render_panel(
-    request: HttpRequest, target: _Target, *, status: int = 200, **extra
+    request: HttpRequest, target: _Target, *, status: int = 200, changed: bool = False,
+    **extra,
 ) -> HttpResponse:
     context = annotation_panel_context(user=request.user, target=target, **extra)
     if request.htmx:
+        if changed and target.environment is not None:
+            # The source beside the panel shows notes in its gutter: it is sent along (an
+            # out-of-band swap), so a new line note appears beside its lines without a reload.
+            context["source_oob"] = True
+            context["source_lines"] = environment_source_lines(environment=target.environment)
         return render(request, "duels/annotations/_panel.html", context, status=status)
     if target.environment is not None:
         context["ranges"] = annotated_line_ranges(environment=target.environment)
@@ -141,7 +147,7 @@ def _write(request: HttpRequest, target: _Target, *, annotation: Annotation | No
         return _render_panel(request, target, status=status, form=form, editing=annotation)
     saved = "Saved your changes." if annotation is not None else "Saved your note."
     if request.htmx:
-        return _render_panel(request, target, saved=saved)
+        return _render_panel(request, target, saved=saved, changed=True)
     messages.success(request, saved)
     return redirect(target.url)
 
@@ -203,7 +209,7 @@ def annotation_delete_view(request: HttpRequest, annotation_uuid: UUID) -> HttpR
     except AnnotationError as exc:
         raise PermissionDenied(str(exc)) from None
     if request.htmx:
-        return _render_panel(request, target)
+        return _render_panel(request, target, changed=True)
     return redirect(target.url)
 
 

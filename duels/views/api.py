@@ -251,15 +251,18 @@ def duels(request: HttpRequest) -> dict[str, Any]:
         tag=request.GET.get("tag", ""),
     )
     queryset = exchange_duels_filtered(filters=filters).select_related(*_DUEL_RELATED)
-    return _paginated(request, queryset.order_by("-created_at", "-pk"), duel_json)
+    staff = request.user.is_staff
+    return _paginated(request, queryset.order_by("-created_at", "-pk"),
+                      lambda duel: duel_json(duel, staff=staff))
 
 
 @api_view
 def duel_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
     duel = _get(Duel.objects.select_related(*_DUEL_RELATED), uuid, "duel")
-    data = duel_json(duel)
+    data = duel_json(duel, staff=request.user.is_staff)
     episodes = duel.episodes.select_related("duel", "environment", "hint", "solver")
-    data["episodes"] = [episode_json(episode) for episode in episodes.order_by("pk")]
+    data["episodes"] = [episode_json(episode, staff=request.user.is_staff)
+                        for episode in episodes.order_by("pk")]
     return data
 
 
@@ -292,7 +295,9 @@ def episodes(request: HttpRequest) -> dict[str, Any]:
     status = _choice_param(request, "status", Status.values)
     if status:
         queryset = queryset.filter(status=status)
-    return _paginated(request, queryset.order_by("-created_at", "-pk"), episode_json)
+    staff = request.user.is_staff
+    return _paginated(request, queryset.order_by("-created_at", "-pk"),
+                      lambda episode: episode_json(episode, staff=staff))
 
 
 @api_view
@@ -337,7 +342,7 @@ def search(request: HttpRequest) -> dict[str, Any]:
 def episode_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
     """The episode and one page of its steps (`?page=`, `?page_size=` page the steps)."""
     episode = _get(Episode.objects.select_related(*_EPISODE_RELATED), uuid, "episode")
-    data = episode_json(episode)
+    data = episode_json(episode, staff=request.user.is_staff)
     data["trajectory"] = _paginated(
         request, episode.trajectory.order_by("index"), step_json, max_size=MAX_STEP_PAGE_SIZE
     )

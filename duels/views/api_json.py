@@ -10,6 +10,7 @@ from typing import Any
 from django.core.exceptions import ObjectDoesNotExist
 
 from duels.bounds import API_TEXT_CHARS, text_bound
+from duels.error_text import error_for_reader
 from duels.exchange.export import PLAYER_SERVER_FIELDS, iso_time
 from duels.models import Annotation, Duel, Environment, Episode, Player
 
@@ -66,7 +67,7 @@ def environment_json(environment: Environment, *, detail: bool = False) -> dict[
     return data
 
 
-def duel_json(duel: Duel) -> dict[str, Any]:
+def duel_json(duel: Duel, *, staff: bool = False) -> dict[str, Any]:
     def side(name: str) -> dict[str, Any]:
         return {
             "p_unhinted": getattr(duel, f"p_unhinted_{name}"),
@@ -75,6 +76,8 @@ def duel_json(duel: Duel) -> dict[str, Any]:
             "setter_score": getattr(duel, f"setter_score_{name}"),
             "flips": getattr(duel, f"flips_{name}"),
             "forfeit_reason": getattr(duel, f"forfeit_{name}") or None,
+            "voided": bool(getattr(duel, f"void_{name}")),
+            "void_reason": getattr(duel, f"void_{name}") or None,
         }
 
     return {
@@ -84,13 +87,14 @@ def duel_json(duel: Duel) -> dict[str, Any]:
         "hint_a": _ref(duel.hint_a), "hint_b": _ref(duel.hint_b),
         "attempts": duel.attempts, "observe": duel.observe, "status": duel.status,
         "outcome": duel.outcome, "sides": {"a": side("a"), "b": side("b")}, "cost": duel.cost,
-        "prompt_version": duel.prompt_version, "error": duel.error,
+        "prompt_version": duel.prompt_version,
+        "error": error_for_reader(duel.error, staff=staff),
         "created_at": iso_time(duel.created_at), "started_at": iso_time(duel.started_at),
         "finished_at": iso_time(duel.finished_at),
     }
 
 
-def episode_json(episode: Episode) -> dict[str, Any]:
+def episode_json(episode: Episode, *, staff: bool = False) -> dict[str, Any]:
     return {
         "uuid": str(episode.uuid), "duel": _ref(episode.duel),
         "environment": _ref(episode.environment), "hint": _ref(episode.hint),
@@ -101,7 +105,8 @@ def episode_json(episode: Episode) -> dict[str, Any]:
         "cache_read_tokens": episode.cache_read_tokens,
         "cache_write_tokens": episode.cache_write_tokens,
         "cost": episode.cost, "sandbox_backend": episode.sandbox_backend,
-        "prompt_version": episode.prompt_version, "error": episode.error,
+        "prompt_version": episode.prompt_version,
+        "error": error_for_reader(episode.error, staff=staff),
         "started_at": iso_time(episode.started_at), "finished_at": iso_time(episode.finished_at),
     }
 

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from urllib.parse import urlencode
 from uuid import UUID
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from duels.forms import DuelFilterForm, DuelTriggerForm, filter_form_problems
+from duels.models import Player
 from duels.selectors.compliance import duel_format_errors
 from duels.selectors.duel_explain import duel_explanation
 from duels.selectors.duels import duel_get, duel_halves, duel_list
+from duels.selectors.player_checks import player_readiness
 from duels.selectors.turns import duel_setter_calls, duel_step_totals
 from duels.services.access import (
     DUEL_CANCEL_DENIED,
@@ -79,7 +84,9 @@ def duel_new(request: HttpRequest) -> HttpResponse:
     """
     if not duel_can_start(user=request.user):
         raise PermissionDenied(DUEL_START_DENIED)
-    form = DuelTriggerForm(request.POST or None)
+    chosen = _chosen_players(request.GET)
+    form = DuelTriggerForm(request.POST or None,
+                           initial={side: player.uuid for side, player in chosen.items()})
     status = 200
     estimate = None
     if request.method == "POST" and "estimate" in request.POST:
@@ -95,6 +102,8 @@ def duel_new(request: HttpRequest) -> HttpResponse:
         if limited:
             form.add_error(None, limited)
             status = 429
+        elif form.is_valid() and form.refuse_uncallable():
+            status = 400
         elif form.is_valid():
             from duels.engine.duels import DuelError
             from duels.engine.queue import duel_enqueue
@@ -124,7 +133,83 @@ def duel_new(request: HttpRequest) -> HttpResponse:
     template = "duels/duels/new.html"
     if request.htmx:
         template += "#duel-form"
-    return render(request, template, {"form": form, "estimate": estimate}, status=status)
+    if request.method == "POST":
+        chosen = _chosen_players(request.POST)
+    context = {"form": form, "estimate": estimate, **_checks_context(chosen)}
+    return render(request, template, context, status=status)
+
+
+def _chosen_players(data) -> dict[str, Player]:
+    """The players named by `a` and `b` (uuids) in a query or a form, those that exist."""
+    wanted = {side: data.get(side, "") for side in ("a", "b")}
+    uuids = []
+    for value in wanted.values():
+        try:
+            uuids.append(UUID(str(value)))
+        except ValueError:
+            continue
+    found = {str(player.uuid): player for player in Player.objects.filter(uuid__in=uuids)}
+    return {side: found[value] for side, value in wanted.items() if value in found}
+
+
+def _checks_context(chosen: dict[str, Player], *, waiting: str = "") -> dict:
+    players = list(dict.fromkeys(chosen.values()))
+    return {"readiness": player_readiness(players=players), "chosen": chosen,
+            "waiting": waiting}
+
+
+@require_GET
+@login_required
+def duel_player_checks(request: HttpRequest) -> HttpResponse:
+    """The duel form's player checks for the chosen `a` and `b` (the form swaps this in when a
+    player is chosen; it polls while a check it asked for is under way)."""
+    if not duel_can_start(user=request.user):
+        raise PermissionDenied(DUEL_START_DENIED)
+    chosen = _chosen_players(request.GET)
+    waiting, since = request.GET.get("waiting", "")[:40], request.GET.get("since", "")[:40]
+    context = _checks_context(chosen, waiting=waiting)
+    asked = _parsed_time(since)
+    for row in context["readiness"]:
+        if str(row.player.uuid) != waiting:
+            continue
+        if asked is None or (row.checked_at and row.checked_at >= asked):
+            context["waiting"] = ""  # answered: the panel stops asking
+        elif timezone.now() - asked > CHECK_WAIT:
+            context["waiting"] = ""
+            context["unanswered"] = row.player.name
+    context["since"] = since
+    return render(request, "duels/duels/_player_checks.html", context)
+
+
+CHECK_WAIT = dt.timedelta(minutes=3)  # past this a check nobody ran is reported, not awaited
+
+
+def _parsed_time(text: str) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+@require_POST
+@login_required
+def player_check_start(request: HttpRequest, player_uuid: UUID) -> HttpResponse:
+    """Check a player now (in the background); the checks panel shows the answer."""
+    if not duel_can_start(user=request.user):
+        raise PermissionDenied(DUEL_START_DENIED)
+    from duels.services.player_checks import player_check_request  # the players' SDK layer
+
+    player = get_object_or_404(Player, uuid=player_uuid)
+    if not player.builtin:
+        player_check_request(player=player)
+    chosen = _chosen_players(request.POST)
+    if request.htmx:
+        since = timezone.now().isoformat()
+        context = _checks_context(chosen, waiting=f"{player.uuid}")
+        context["since"] = since
+        return render(request, "duels/duels/_player_checks.html", context)
+    query = urlencode({side: str(p.uuid) for side, p in chosen.items()})
+    return redirect(reverse("duels:duel_new") + (f"?{query}" if query else ""))
 
 
 @require_http_methods(["GET", "POST"])
@@ -157,6 +242,8 @@ def duel_cancel_view(request: HttpRequest, duel_uuid: UUID) -> HttpResponse:
 urlpatterns = [
     path("duels/", duel_list_page, name="duel_list"),
     path("duels/new/", duel_new, name="duel_new"),
+    path("duels/new/checks/", duel_player_checks, name="duel_player_checks"),
+    path("players/<uuid:player_uuid>/check/", player_check_start, name="player_check"),
     path("duels/<uuid:duel_uuid>/", duel_detail, name="duel_detail"),
     path("duels/<uuid:duel_uuid>/cancel/", duel_cancel_view, name="duel_cancel"),
 ]

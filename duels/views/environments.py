@@ -21,7 +21,9 @@ from duels.selectors.environments import (
     environment_list,
     environment_outcomes,
 )
+from duels.selectors.labels import design_label_states
 from duels.selectors.source_view import environment_source_lines
+from duels.studies.selectors import version_field_results
 from duels.views.common import paginate
 
 DESIGN_DUELS_SHOWN = 100
@@ -81,9 +83,12 @@ def environment_detail(request: HttpRequest, environment_uuid: UUID) -> HttpResp
     line_start, line_end = _line_range(request, source=environment.source)
     design = design_get(environment=environment)
     duels = design_duels(content_hash=design.content_hash)
+    labels = design_label_states(design=environment.content_hash)
     context = {
         "environment": environment,
         "design": design,
+        "labels_holding": labels.excluded.get(environment.content_hash, []),
+        "labels_pending": labels.pending.get(environment.content_hash, []),
         "design_duels": duels[:DESIGN_DUELS_SHOWN],
         "design_duel_count": len(duels) if len(duels) < DESIGN_DUELS_SHOWN else duels.count(),
         "hints": environment.hints.all(),
@@ -95,6 +100,7 @@ def environment_detail(request: HttpRequest, environment_uuid: UUID) -> HttpResp
         "source_lines": environment_source_lines(
             environment=environment, line_start=line_start, line_end=line_end
         ),
+        "study_version": version_field_results(environment=environment),
     }
     return render(request, "duels/environments/detail.html", context)
 

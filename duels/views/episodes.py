@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
+from duels.error_text import error_for_reader
 from duels.models import Episode
 from duels.selectors.compare_many import episode_runs_compare
 from duels.selectors.episode_end import episode_end_summary
@@ -47,7 +48,7 @@ def episode_detail(request: HttpRequest, episode_uuid: UUID) -> HttpResponse:
             status=episode.status,
             success=episode.success,
             end_reason=episode.end_reason,
-            error=episode.error,
+            error=error_for_reader(episode.error, staff=request.user.is_staff),
             steps=episode.steps,
         ),
     }
@@ -123,7 +124,7 @@ def _compare_page(request: HttpRequest, left: Episode, right: Episode) -> HttpRe
 
 def _episode_for_compare(episode_uuid: UUID) -> Episode:
     return get_object_or_404(
-        Episode.objects.select_related("environment__author", "solver", "hint", "duel"),
+        Episode.objects.select_related("environment__author", "solver", "hint", "duel", "study"),
         uuid=episode_uuid,
     )
 

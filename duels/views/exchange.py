@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
@@ -24,7 +23,7 @@ from duels.models import Condition
 from duels.selectors.annotations import duel_filter_by_annotation, environment_filter_by_annotation
 from duels.selectors.duels import duel_list
 from duels.selectors.environments import environment_list
-from duels.views.common import streaming_download
+from duels.views.common import staff_required, streaming_download
 from duels.views.limits import search_rate_limited
 
 
@@ -108,7 +107,7 @@ def export_page(request: HttpRequest) -> HttpResponse:
     return render(request, "duels/exchange/export.html")
 
 
-@staff_member_required
+@staff_required
 @require_http_methods(["GET", "POST"])
 def import_page(request: HttpRequest) -> HttpResponse:
     """Upload an envduels.v1 file or a transfer CSV; the same services as the commands."""

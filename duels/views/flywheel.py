@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -18,9 +20,21 @@ from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package
 from duels.selectors.labels import designs_excluded_by_labels
 from duels.selectors.training_sets import training_set_select
 from duels.services.analytics import analytics_for_reader, analytics_latest_cached
+from duels.services.rate_limits import PACKAGE, RateLimited, rate_take
 from duels.training_set_forms import TrainingSetForm
 from duels.views.analytics import TABLE_ROWS, table_csv_response
 from duels.views.common import streaming_file_download
+from duels.views.limits import limit_response, rate_limited_response
+
+_package_builds: threading.BoundedSemaphore | None = None
+
+
+def _builds() -> threading.BoundedSemaphore:
+    """Packages this process builds at once (ENVDUELS_PACKAGE_BUILDS_AT_ONCE)."""
+    global _package_builds
+    if _package_builds is None:
+        _package_builds = threading.BoundedSemaphore(settings.ENVDUELS_PACKAGE_BUILDS_AT_ONCE)
+    return _package_builds
 
 
 @require_GET
@@ -76,17 +90,30 @@ def flywheel_export(request: HttpRequest, package_format: str) -> HttpResponse:
     if not form.is_valid():
         return HttpResponse("; ".join(m for errors in form.errors.values() for m in errors),
                             status=400, content_type="text/plain; charset=utf-8")
-    items = training_set_select(filters=form.filters())
+    try:
+        rate_take(user=request.user, kind=PACKAGE)
+    except RateLimited as exc:
+        return rate_limited_response(request, exc)
+    builds = _builds()
+    if not builds.acquire(blocking=False):
+        return limit_response(
+            request, status=503, title="Busy", retry_after=30,
+            message=f"{settings.ENVDUELS_PACKAGE_BUILDS_AT_ONCE} trainer package(s) are being "
+                    "built now (ENVDUELS_PACKAGE_BUILDS_AT_ONCE); try again in a minute, or "
+                    "write it on the server with `manage.py export --format FORMAT --out DIR`.")
     work = Path(tempfile.mkdtemp(prefix="envduels-export-"))
     try:
+        items = training_set_select(filters=form.filters())
         name = f"envduels-{package_format}-set"
         rl_package_write(items=items, package_format=package_format, out=work / name,
-                         name=name)
+                         name=name, installation=False)
         archive = shutil.make_archive(str(work / name), "zip", root_dir=work, base_dir=name)
         handle = open(archive, "rb")  # noqa: SIM115 - closed once sent
     except PackageError as exc:
         shutil.rmtree(work, ignore_errors=True)
         return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    finally:
+        builds.release()
     # The directory goes once the archive is open (its data stays readable until closed).
     shutil.rmtree(work, ignore_errors=True)
     # A chunk at a time under ASGI too (a FileResponse would be read whole before its first byte).

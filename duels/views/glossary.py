@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
@@ -27,9 +28,11 @@ DOCS = Path(settings.BASE_DIR) / "docs"
 
 
 @require_GET
+@login_required
 def docs_page(request: HttpRequest, name: str) -> HttpResponse:
-    """A page of docs/ as its plain Markdown text (pages link to the definitions there); open
-to everyone, as the glossary: it describes the method, not anyone's data."""
+    """A page of docs/ as its plain Markdown text (pages link to the definitions there), for
+    signed-in readers: the docs describe this installation's limits and deployment too, and
+    only the landing page and the glossary are open to everyone (docs/security.md)."""
     page = DOCS / f"{name}.md"
     if not page.is_file():
         raise Http404("No such documentation page.")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import path
@@ -14,6 +13,7 @@ from duels.models import TokenScope
 from duels.selectors.metrics import CONTENT_TYPE, metrics_render
 from duels.selectors.operations import health_report, task_queue_depth, workers_all, workers_live
 from duels.services.api_tokens import api_token_find
+from duels.views.common import staff_required
 
 
 def operations_refusal(request: HttpRequest) -> str | None:
@@ -64,7 +64,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-@staff_member_required
+@staff_required
 def workers_panel(request: HttpRequest) -> HttpResponse:
     """Every task worker: host, what it runs, since when, its last heartbeat; queue depths."""
     live = {worker.worker_id for worker in workers_live()}

@@ -15,8 +15,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from duels.models import AnnotationQueue, QuestionKind, Rubric
+from duels.models import AnnotationQueue, Answer, ItemKind, QuestionKind, Rubric
 from duels.queue_forms import (
+    SOURCE_LABELS,
     QueueForm,
     RubricForm,
     answer_values_from_post,
@@ -27,6 +28,10 @@ from duels.selectors.agreement import queue_agreement, queue_ranking
 from duels.selectors.annotations import annotated_line_ranges
 from duels.selectors.environment_card import environment_card
 from duels.selectors.environments import environment_outcomes
+from duels.selectors.episodes import episode_step, episode_steps_window
+from duels.selectors.labels import label_verdicts
+from duels.selectors.queue_answers_csv import queue_answers_csv_lines
+from duels.selectors.queue_items import queue_item_views
 from duels.selectors.queues import (
     design_representatives,
     queue_answer_of,
@@ -49,8 +54,10 @@ from duels.services.annotation_access import (
     rubric_can_edit,
 )
 from duels.services.answers import AnswerError, adjudication_save, answer_save
+from duels.services.queue_results import AGREEMENT, RANKING, queue_results
 from duels.services.queues import QueueError, queue_create, queue_set_annotators
 from duels.services.rubrics import RubricError, rubric_create, rubric_revise
+from duels.views.common import streaming_download
 from duels.views.errors import param_int
 
 
@@ -83,7 +90,7 @@ def rubric_edit_page(request: HttpRequest, rubric_uuid: UUID | None = None) -> H
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            questions = rubric_questions_parse(data["questions"])
+            questions = rubric_questions_parse(data["questions"])  # every problem at once
             if base is None:
                 rubric = rubric_create(user=request.user, name=data["name"],
                                        description=data["description"], questions=questions)
@@ -91,7 +98,8 @@ def rubric_edit_page(request: HttpRequest, rubric_uuid: UUID | None = None) -> H
                 rubric = rubric_revise(user=request.user, rubric=base, name=data["name"],
                                        description=data["description"], questions=questions)
         except RubricError as exc:
-            form.add_error("questions", str(exc))
+            for message in exc.messages:
+                form.add_error("questions", message)
         else:
             messages.success(request, f"Saved {rubric.name} version {rubric.version}.")
             return redirect("duels:queue_list")
@@ -112,9 +120,12 @@ def queue_new_page(request: HttpRequest) -> HttpResponse:
                 user=request.user, name=data["name"], rubric=data["rubric"],
                 selection=form.selection(), annotators=list(data["annotators"]),
                 overlap=data["overlap"], kind=data["kind"],
-                pair_question=data.get("pair_question") or "")
-        except (QueueError, forms.ValidationError) as exc:
-            form.add_error(None, exc.messages[0] if hasattr(exc, "messages") else str(exc))
+                pair_question=data.get("pair_question") or "",
+                guidelines=data.get("guidelines") or "")
+        except forms.ValidationError as exc:
+            form.add_error(None, exc)  # each message on the field it names
+        except QueueError as exc:
+            form.add_error(None, str(exc))
         else:
             messages.success(request, f"Queue {queue.name} holds {len(queue_items(queue))} "
                                       "items.")
@@ -123,14 +134,39 @@ def queue_new_page(request: HttpRequest) -> HttpResponse:
                   status=400 if form.errors else 200)
 
 
-def _side(environment) -> dict:
-    """What the work page shows of one design: figures, hints and source with its notes."""
+def _side(environment, design: str) -> dict:
+    """What the work page shows of one design: figures, hints and source with its notes; only
+    its hash when no copy is stored here (a queue imported without its environments)."""
     if environment is None:
-        return {}
+        return {"missing": design}
     return {"environment": environment, "hints": list(environment.hints.all()),
             "card": environment_card(outcomes=environment_outcomes(environment=environment)),
             "source_lines": environment_source_lines(environment=environment),
             "ranges": annotated_line_ranges(environment=environment)}
+
+
+ITEM_STEPS = 40  # an episode item shows its first steps; the replay has the rest
+
+
+def _item_side(queue: AnnotationQueue, view) -> dict:
+    """What the work page shows of one item: a design (as `_side`), an episode's first steps,
+    or one step with the observation before it."""
+    if view is not None and view.object is None and queue.item_kind == ItemKind.DESIGN:
+        return {**_side(None, view.key), "kind": ItemKind.DESIGN}  # its hash, and why
+    if view is None or view.object is None:
+        return {"missing": view.label if view else "", "kind": queue.item_kind}
+    if queue.item_kind == ItemKind.DESIGN:
+        return {**_side(view.object, view.key), "kind": ItemKind.DESIGN}
+    if queue.item_kind == ItemKind.EPISODE:
+        episode = view.object
+        return {"kind": ItemKind.EPISODE, "view": view, "episode": episode,
+                "hint": episode.hint.text if episode.hint_id else "",
+                "steps": episode_steps_window(episode=episode, start=0, size=ITEM_STEPS),
+                "more": episode.steps + 1 > ITEM_STEPS}
+    step = view.object
+    previous = episode_step(episode=step.episode, index=step.index - 1) if step.index else None
+    return {"kind": ItemKind.STEP, "view": view, "step": step, "episode": step.episode,
+            "previous": previous}
 
 
 def _work_url(queue: AnnotationQueue, **params) -> str:
@@ -170,11 +206,14 @@ def queue_work_page(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
         after = request.GET.get("after")
         after_index = param_int(after, name="after", maximum=len(items) - 1) if after else None
         index = queue_next_index(queue=queue, user=request.user, after=after_index)
-    context = {"queue": queue, "progress": queue_progress(queue=queue), "error": error,
-               "questions": queue.rubric.questions, "index": index}
+    progress = queue_progress(queue=queue)
+    context = {"queue": queue, "progress": progress, "error": error,
+               "questions": queue.rubric.questions, "index": index,
+               "answered_any": any(count for name, count in progress.per_annotator
+                                   if name == request.user.get_username())}
     if index is not None:
         design, design_b = items[index]
-        representatives = design_representatives(content_hashes=[design, design_b])
+        views = queue_item_views(queue=queue, keys=[key for key in (design, design_b) if key])
         answer = queue_answer_of(queue=queue, user=request.user, index=index)
         posted = request.POST if request.method == "POST" else None
         context.update({
@@ -182,8 +221,8 @@ def queue_work_page(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
             "values": (answer_values_from_post(rubric=queue.rubric, post=posted) if posted
                        else (answer.values if answer else {})),
             "choice": (posted or {}).get("choice") or (answer.choice if answer else ""),
-            "left": _side(representatives.get(design)),
-            "right": _side(representatives.get(design_b)) if design_b else None,
+            "left": _item_side(queue, views.get(design)),
+            "right": _item_side(queue, views.get(design_b)) if design_b else None,
             "skip_url": _work_url(queue, after=index),
             "back_index": queue_previous_index(queue=queue, user=request.user, before=index),
             "pair_question": queue.rubric.question(queue.pair_question)
@@ -202,14 +241,33 @@ def queue_results_page(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
     queue = _queue_or_404(queue_uuid)
     if not queue_can_view(queue=queue, user=request.user):
         raise PermissionDenied(QUEUE_DENIED)
+    source = queue.selection.get("source", "environments")
     context = {"queue": queue, "progress": queue_progress(queue=queue),
+               "source_label": SOURCE_LABELS.get(source, source),
                "can_manage": queue_can_manage(user=request.user),
                "can_annotate": queue_can_annotate(queue=queue, user=request.user),
                "annotators": list(queue.annotators.order_by("username"))}
+    # Computed once per revision of the answers (duels/services/queue_results.py).
     if queue.is_pairwise:
-        context["ranking"] = queue_ranking(queue=queue)
+        figures, current = queue_results(queue=queue, kind=RANKING)
+        context["ranking"] = queue_ranking(queue=queue, figures=figures, viewer=request.user)
     else:
-        context["agreement"] = queue_agreement(queue=queue)
+        figures, current = queue_results(queue=queue, kind=AGREEMENT)
+        context["agreement"] = (queue_agreement(queue=queue, figures=figures,
+                                                viewer=request.user) if figures else None)
+        verdicts = label_verdicts(queue=queue)
+        if not request.user.is_staff:
+            # Blind, as the disagreements: the labels others gave a design show once the
+            # reader has given theirs (docs/annotating.md).
+            mine = set(Answer.objects.filter(queue=queue, annotator=request.user)
+                       .values_list("design", flat=True))
+            hidden = {v.design for v in verdicts if v.design not in mine}
+            verdicts = [v for v in verdicts if v.design in mine]
+            context["labels_hidden"] = len(hidden)
+        names = design_representatives(content_hashes=[v.design for v in verdicts])
+        context["label_verdicts"] = [{"verdict": v, "environment": names.get(v.design)}
+                                     for v in verdicts]
+    context["figures_current"] = current
     return render(request, "duels/queues/results.html", context)
 
 
@@ -252,8 +310,22 @@ def queue_annotators(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
     return redirect("duels:queue_results", queue.uuid)
 
 
+@require_GET
+@login_required
+def queue_answers_csv(request: HttpRequest, queue_uuid: UUID) -> HttpResponse:
+    """Every answer of the queue as CSV (whoever may see the queue's results)."""
+    queue = _queue_or_404(queue_uuid)
+    if not queue_can_view(queue=queue, user=request.user):
+        raise PermissionDenied(QUEUE_DENIED)
+    return streaming_download(request, queue_answers_csv_lines(queue=queue),
+                              content_type="text/csv; charset=utf-8",
+                              filename=f"queue-{queue.uuid}-answers.csv")
+
+
 urlpatterns = [
     path("annotate/queues/", queue_list_page, name="queue_list"),
+    path("annotate/queues/<uuid:queue_uuid>/answers.csv", queue_answers_csv,
+         name="queue_answers_csv"),
     path("annotate/queues/new/", queue_new_page, name="queue_new"),
     path("annotate/queues/<uuid:queue_uuid>/", queue_work_page, name="queue_work"),
     path("annotate/queues/<uuid:queue_uuid>/results/", queue_results_page,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
 from uuid import UUID
 
 from django.contrib.auth.decorators import login_required
@@ -10,8 +11,15 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
+from duels.episode_forms import EpisodeFilterForm
+from duels.forms import filter_form_problems
 from duels.selectors.episodes import episode_get
-from duels.selectors.search import SearchQueryError, episode_search, transcripts_search
+from duels.selectors.search import (
+    FACETED_SCAN,
+    SearchQueryError,
+    episode_search,
+    transcripts_search,
+)
 from duels.views.errors import param_int
 from duels.views.limits import search_rate_limited
 
@@ -20,15 +28,24 @@ from duels.views.limits import search_rate_limited
 @login_required
 @search_rate_limited
 def transcripts_search_page(request: HttpRequest) -> HttpResponse:
-    """`/duels/search/?q=words`: steps of any episode holding every word, newest first."""
+    """`/duels/search/?q=words`: steps of any episode holding every word, newest first,
+    narrowed by the episode list's facets (solver, setter, condition, outcome, environment,
+    tournament, study)."""
     query = request.GET.get("q", "").strip()
-    context: dict = {"query": query}
-    status = 200
-    if query:
+    facets = {key: value for key, value in request.GET.items()
+              if key in EpisodeFilterForm.FACETS and value}
+    form = EpisodeFilterForm(facets or None)
+    problems = filter_form_problems(form)
+    context: dict = {"query": query, "form": form, "filter_problems": problems,
+                     "scan_limit": FACETED_SCAN,
+                     "facets": urlencode(facets)}
+    status = 400 if problems else 200
+    if query and not problems:
         before = request.GET.get("before", "")
         try:
             context["results"] = transcripts_search(
-                query=query, before=param_int(before, name="before") if before else None
+                query=query, before=param_int(before, name="before") if before else None,
+                filters=form.filters(),
             )
         except SearchQueryError as exc:
             context["problem"] = str(exc)

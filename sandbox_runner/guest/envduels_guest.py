@@ -27,7 +27,14 @@ it runs in an interpreter whose string hashing is pinned (PYTHONHASHSEED=0: `has
 and the iteration order of a set of strings are the same in every sandbox; `-I` ignores that
 variable, so the guest re-executes itself once with it set), and before every reset it seeds the
 module-level `random` from the episode's seed and makes a fresh instance of the environment
-(nothing an earlier episode left on the instance survives a reset).
+(nothing an earlier episode left on the instance survives a reset). The module-level `random`
+is seeded before the module's own import runs, too, so draws made at import time are the same in
+every sandbox.
+
+A load request may carry `clock_offset` (seconds): the replay after play loads the environment
+with every clock it can read (time, datetime, the monotonic and performance counters) moved by
+that much, and with its heap laid out differently, so an observation that depends on the time
+or on a memory address differs from the played one however soon the replay follows.
 
 Every sandbox starts a fresh interpreter, so the guest imports only what it must: JSON through
 the C accelerator `_json` (the json package imports re, enum and functools, which cost more
@@ -237,7 +244,8 @@ class Guest:
         op = request.get("op")
         if self.env is None:
             if op == "load":
-                return self.load(request["code"], request.get("adapter"))
+                return self.load(request["code"], int(request.get("clock_offset") or 0),
+                                 request.get("adapter"))
             raise ContractError("the environment is not loaded")
         if op == "reset":
             seed = int(request["seed"])
@@ -254,15 +262,20 @@ class Guest:
             sys.modules["random"].seed(seed)
         self.env = self.env_class()
 
-    def load(self, source, adapter=None):
+    def load(self, source, clock_offset=0, adapter=None):
         import types
 
         code = compile(source, ENV_FILENAME, "exec")
         LOADED_SOURCE.append(source)
+        if clock_offset:
+            shift_clocks(clock_offset)
         if "random" in source:
             # Imported before the module runs, so even an `import random` inside step() finds
-            # the generator that start_episode seeds.
-            import random  # noqa: F401
+            # the generator that start_episode seeds; seeded before the import, so draws the
+            # module makes while it loads are the same in every sandbox.
+            import random
+
+            random.seed(0)
         module = types.ModuleType("environment")
         module.__file__ = ENV_FILENAME
         sys.modules["environment"] = module
@@ -329,6 +342,66 @@ class Guest:
         if not isinstance(actions, (list, tuple)) or not all(type(a) is str for a in actions):
             raise ContractError("reference_solution() must return a list of str")
         return list(actions)
+
+
+HEAP_PADDING = []  # kept alive for the guest's life: it moves the environment's objects
+
+
+def shift_clocks(offset):
+    """Move every clock the environment can read by `offset` seconds, before its module runs
+    (so `from time import time`, default arguments and dataclass factories see the moved ones
+    too), and shift the heap, so default reprs (memory addresses) differ as well."""
+    import datetime as datetime_module
+    import time
+
+    offset_ns = offset * 1000000000
+    real = {name: getattr(time, name) for name in (
+        "time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns",
+        "clock_gettime", "clock_gettime_ns", "localtime", "gmtime", "ctime", "asctime",
+        "strftime")}
+    now = lambda: real["time"]() + offset  # noqa: E731
+    time.time = now
+    time.time_ns = lambda: real["time_ns"]() + offset_ns
+    time.monotonic = lambda: real["monotonic"]() + offset
+    time.monotonic_ns = lambda: real["monotonic_ns"]() + offset_ns
+    time.perf_counter = lambda: real["perf_counter"]() + offset
+    time.perf_counter_ns = lambda: real["perf_counter_ns"]() + offset_ns
+    time.clock_gettime = lambda clock: real["clock_gettime"](clock) + offset
+    time.clock_gettime_ns = lambda clock: real["clock_gettime_ns"](clock) + offset_ns
+    time.localtime = lambda seconds=None: real["localtime"](now() if seconds is None else seconds)
+    time.gmtime = lambda seconds=None: real["gmtime"](now() if seconds is None else seconds)
+    time.ctime = lambda seconds=None: real["ctime"](now() if seconds is None else seconds)
+    time.asctime = lambda moment=None: real["asctime"](
+        time.localtime() if moment is None else moment)
+    time.strftime = lambda form, moment=None: real["strftime"](
+        form, time.localtime() if moment is None else moment)
+    base_datetime, base_date = datetime_module.datetime, datetime_module.date
+
+    class datetime(base_datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls.fromtimestamp(now(), tz)
+
+        @classmethod
+        def utcnow(cls):
+            return cls.utcfromtimestamp(now())
+
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(now())
+
+    class date(base_date):
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(now())
+
+    for shifted, name in ((datetime, "datetime"), (date, "date")):
+        # Reprs and names read as the originals' (datetime.datetime(2020, 1, 1, 0, 0)).
+        shifted.__name__, shifted.__qualname__, shifted.__module__ = (
+            "datetime." + name, name, "datetime")
+        setattr(datetime_module, name, shifted)
+    HEAP_PADDING.extend(object() for _ in range(offset % 4093 + 257))
+    HEAP_PADDING.append(bytearray(offset % 65521 + 4096))
 
 
 def envduels_v1_factory(module, adapter):

@@ -22,6 +22,22 @@
     return new Promise(function (resolve) { window.requestAnimationFrame(function () { resolve(); }); });
   }
 
+  // Below this width a figure uses its narrow layout (layout.meta.narrow: axis domains, height)
+  // and draws without Plotly's toolbar, which would cover its top on a phone.
+  var NARROW_PX = 640;
+
+  function layoutFor(element, layout) {
+    var narrow = layout && layout.meta && layout.meta.narrow;
+    if (!narrow || element.clientWidth >= NARROW_PX) return layout || {};
+    var merged = Object.assign({}, layout);
+    Object.keys(narrow).forEach(function (key) {
+      var value = narrow[key];
+      merged[key] = value && typeof value === "object" && !Array.isArray(value)
+        ? Object.assign({}, layout[key] || {}, value) : value;
+    });
+    return merged;
+  }
+
   function inView(element) {
     var box = element.getBoundingClientRect();
     return box.bottom > 0 && box.top < window.innerHeight;
@@ -47,9 +63,11 @@
       var element = charts[i];
       var figure = figures[element.dataset.figure];
       if (!figure) continue;
-      Plotly.newPlot(element, figure.data || [], figure.layout || {}, {
+      var narrow = element.clientWidth < NARROW_PX;
+      Plotly.newPlot(element, figure.data || [], layoutFor(element, figure.layout), {
         responsive: true,
         displaylogo: false,
+        displayModeBar: narrow ? false : "hover",
         modeBarButtonsToRemove: ["sendDataToCloud"],
       });
       await nextFrame();

@@ -49,7 +49,10 @@ class ReplayFileBrowserTest(BrowserTestCase):
             self.page.keyboard.type("salt #4000")
             self.page.keyboard.press("Enter")
             self.wait_for_position("step 1 of 1")
-            assert self.page.inner_text("[data-role=find-status]") == "1 of 1 step"
+            assert self.page.inner_text("[data-role=find-status]") == "match 1 of 1 (in 1 step)"
+            # A replay file is never live: it offers no "follow live" switch.
+            assert not self.page.is_visible("[data-control=follow]")
+            assert "follow live" not in self.page.inner_text("#replay")
             step = self.page.locator("[data-role=step]")
             assert "<b>a</b> salt #4000 </script>" in step.inner_text()
             assert step.locator("mark.find-hit").first.inner_text() == "salt #4000"

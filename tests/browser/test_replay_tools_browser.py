@@ -60,7 +60,7 @@ class ReplayToolsBrowserTest(BrowserTestCase):
         self.page.keyboard.press("Enter")
         self.wait_for_position("step 4,000 of 5,000")
         status = self.page.locator("[data-role=find-status]")
-        assert status.inner_text() == "1 of 2 steps"
+        assert status.inner_text() == "match 1 of 2 (in 5,000 steps)"
         hit = self.page.locator("[data-role=step] mark.find-hit").first
         assert hit.inner_text() == "salt #4000"
         # The list redraws on the animation frame after the position changes.
@@ -70,7 +70,7 @@ class ReplayToolsBrowserTest(BrowserTestCase):
         assert "row-match" in row.get_attribute("class")
         self.page.keyboard.press("Enter")
         self.wait_for_position("step 4,500 of 5,000")
-        assert status.inner_text() == "2 of 2 steps"
+        assert status.inner_text() == "match 2 of 2 (in 5,000 steps)"
         reply = self.page.locator("[data-role=step] details.step-reply")
         assert reply.get_attribute("open") is not None
         self.page.keyboard.press("Shift+Enter")
@@ -78,7 +78,35 @@ class ReplayToolsBrowserTest(BrowserTestCase):
         self.page.fill("[data-role=find] input", "no such text anywhere")
         self.page.keyboard.press("Enter")
         self.page.wait_for_function(
-            "() => document.querySelector('[data-role=find-status]').textContent === 'no match'")
+            "() => document.querySelector('[data-role=find-status]').textContent"
+            " === 'no match (in 5,000 steps)'")
+
+    def test_find_as_you_type_says_which_match_of_how_many_in_how_many_steps(self):
+        episode = factories.episode(steps=27, success=True)
+        for index in (3, 8, 13, 21, 25):
+            Step.objects.filter(episode=episode, index=index).update(
+                observation=f"a brass lantern glows ({index})")
+        self.page.goto(self.url(f"/episodes/{episode.uuid}/#step-10"))
+        self.wait_for_position("step 10 of 27")
+        status = self.page.locator("[data-role=find-status]")
+        self.page.keyboard.press("/")
+        self.page.keyboard.type("lant")  # no Enter: the search runs as the person types
+        self.wait_for_position("step 13 of 27")
+        assert status.inner_text() == "match 3 of 5 (in 27 steps)"
+        # Typing on: the old answer is not shown as if it were the new one.
+        self.page.keyboard.type("ern q")
+        assert status.inner_text() in ("searching…", "")
+        self.page.wait_for_function(
+            "() => document.querySelector('[data-role=find-status]').textContent"
+            " === 'no match (in 27 steps)'")
+        for _ in range(2):
+            self.page.keyboard.press("Backspace")
+        self.page.wait_for_function(
+            "() => document.querySelector('[data-role=find-status]').textContent"
+            " === 'match 3 of 5 (in 27 steps)'")
+        self.page.keyboard.press("Enter")
+        self.wait_for_position("step 21 of 27")
+        assert status.inner_text() == "match 4 of 5 (in 27 steps)"
 
     def test_timeline_sums_and_click_opens_a_step(self):
         episode = factories.episode(steps=40, success=True)

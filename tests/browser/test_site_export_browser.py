@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from duels.exchange.site import site_export
+from duels.exchange.site import Leave, site_export
 from duels.models import Annotation, Step, TargetKind
 from tests import factories
 from tests.helpers.browser import BrowserTestCase
@@ -89,3 +89,44 @@ class SiteExportBrowserTest(BrowserTestCase):
             assert page.evaluate("() => window.__xss") is None
             assert [url for url in requests if not url.startswith("file:")] == []
             assert self.errors == []
+
+    def test_published_replays_find_as_the_site_does_and_no_page_logs_an_error(self):
+        a, b = factories.player(name="ada"), factories.player(name="bob")
+        tournament = factories.tournament(players=[a, b], name="Spring league of 2026 duels")
+        duel = factories.finished_duel(a=a, b=b, tournament=tournament)
+        episode = duel.episodes.get(environment=duel.env_a, seed=0, hint__isnull=True)
+        Step.objects.filter(episode=episode, index=1).update(observation="a brass lantern")
+        console: list[str] = []
+        self.page.on("console", lambda message: console.append(
+            f"{message.type}: {message.text}") if message.type == "error" else None)
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "site"
+            site_export(tournament_uuids=[tournament.uuid], out=out)
+            requests = self.open_offline(out / "episodes" / f"{episode.uuid}.html")
+            page = self.page
+            self.wait_for_position("reset of 1")
+            # The find box works from the steps the page holds, as you type.
+            assert page.is_visible("[data-role=find] input")
+            page.keyboard.press("/")
+            page.keyboard.type("lant")
+            self.wait_for_position("step 1 of 1")
+            assert page.inner_text("[data-role=find-status]") == "match 1 of 1 (in 1 step)"
+            # A published episode is never live.
+            assert not page.is_visible("[data-control=follow]")
+            assert "follow live" not in page.inner_text("#replay")
+            # Its environment page: the source's script loads from file://, and the page
+            # does not teach choosing lines for a note it cannot take.
+            page.goto((out / "environments" / f"{duel.env_a.uuid}.html").as_uri())
+            page.wait_for_selector("#environment-source .source-lines")
+            source = page.inner_text("#environment-source")
+            assert "Notes that point at lines appear beside them" in source
+            assert "shift-click" not in source and "To choose lines" not in source
+            assert [url for url in requests if not url.startswith("file:")] == []
+            assert console == [] and self.errors == []
+
+            bare = Path(folder) / "bare"
+            site_export(tournament_uuids=[tournament.uuid], out=bare, leave=Leave(notes=True))
+            page.goto((bare / "environments" / f"{duel.env_a.uuid}.html").as_uri())
+            page.wait_for_selector("#environment-source .source-lines")
+            assert "Notes that point at lines" not in page.inner_text("main")
+            assert console == []

@@ -44,6 +44,11 @@ class SourceLinesBrowserTest(BrowserTestCase):
         assert page.inner_text("#note-saved") == "Saved your note."
         note = Annotation.objects.get()
         assert (note.environment, note.line_start, note.line_end) == (original, 3, 6)
+        # Beside the lines at once, without a reload.
+        page.wait_for_selector("#environment-source tr#line-3 .gutter-note")
+        assert "The reset forgets the seed." in page.inner_text(
+            "#environment-source tr#line-3 .gutter-note")
+        assert "noted" in page.get_attribute("#environment-source tr#line-6", "class")
 
         page.goto(self.url(f"/environments/{copy.uuid}/"))
         noted = page.locator("#environment-source tr.noted").evaluate_all(
@@ -78,3 +83,21 @@ class SourceLinesBrowserTest(BrowserTestCase):
         assert kbd_color == button_color == "rgb(255, 255, 255)"
         assert kbd_background == "rgba(0, 0, 0, 0)"
         assert button_background != "rgb(255, 255, 255)"
+
+    def test_a_long_note_is_folded_and_opens_whole(self):
+        environment = factories.environment(title="Long notes")
+        from django.contrib.auth import get_user_model
+
+        writer = get_user_model().objects.create_user("essayist")
+        text = "\n".join(f"Paragraph {n}: " + "words " * 30 for n in range(60))
+        Annotation.objects.create(target_kind="environment", environment=environment,
+                                  author=writer, text=text[:10_000])
+        page = self.page
+        page.goto(self.url(f"/environments/{environment.uuid}/"))
+        page.wait_for_selector("#annotations details.note-long")
+        folded = page.locator("#annotations details.note-long").bounding_box()["height"]
+        assert folded < 200
+        assert "show the whole note (10,000 characters)" in page.inner_text("#annotations")
+        assert "Paragraph 59" not in page.inner_text("#annotations")
+        page.click("#annotations details.note-long summary")
+        assert "Paragraph 40" in page.inner_text("#annotations details.note-long")

@@ -43,3 +43,16 @@ def test_panel_show_json_has_the_documented_keys(make):
     assert key_paths(printed) == key_paths(shown)
     assert printed["manifest_sha256"] == panel.manifest_sha256
     assert printed["environments"][0]["hint_levels"] == [1, 2]
+def test_a_setter_chat_record_has_the_documented_keys(tmp_path):
+    from duels.models import ModelCall
+    from tests import factories
+
+    duel = factories.finished_duel()
+    ModelCall.objects.create(duel=duel, player=duel.a, role=ModelCall.Role.SETTER,
+                             environment=duel.env_a,
+                             messages=[{"role": "user", "content": "set"}], reply="answer")
+    out = tmp_path / "setter.jsonl"
+    call_command("export", "--format", "setter-chat", "--out", str(out), stderr=StringIO())
+    (line,) = out.read_text().splitlines()
+    shown = documented_json("json-outputs.md", "`manage.py export --format setter-chat`")
+    assert key_paths(json.loads(line)) == key_paths(shown)

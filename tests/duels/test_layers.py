@@ -152,3 +152,48 @@ def test_the_exchange_never_imports_the_engine():
     """An import never runs a duel: rescoring is duels.rescoring's, "data changed" a signal."""
     offending = _imports_into(import_graph(), source="duels.exchange", target="duels.engine")
     assert offending == [], f"duels/exchange/ imports duels/engine/: {offending}"
+
+
+# Studies (duels/studies/) stand on the engine, the selectors, the analytics and the models;
+# only the web, the commands and the tasks stand on them.
+ABOVE_STUDIES = ("duels.studies", "duels.study_forms", "duels.views", "duels.management",
+                 "duels.tasks", "duels.apps", "duels.urls", "duels.consumers", "duels.routing",
+                 "duels.admin", "duels.templatetags")
+
+
+def test_no_lower_layer_imports_the_studies_room():
+    graph = import_graph()
+    offending = sorted(
+        f"{module} -> {imported}" for module, imports in graph.items()
+        if not module.startswith(ABOVE_STUDIES)
+        for imported in imports if imported.startswith("duels.studies"))
+    assert offending == [], f"a lower layer imports duels/studies/: {offending}"
+
+
+def test_the_studies_room_never_imports_the_web_commands_or_tasks():
+    graph = import_graph()
+    for target in ("duels.views", "duels.management", "duels.tasks", "duels.consumers"):
+        offending = _imports_into(graph, source="duels.studies", target=target)
+        assert offending == [], f"duels/studies/ imports {target}: {offending}"
+
+
+def test_the_studys_figures_are_pure():
+    """duels/studies/figures.py and the room's modules it imports use no Django and no
+    database: the figures are a function of plain records."""
+    graph = import_graph()
+    modules = module_names()
+    reached, pending = set(), ["duels.studies.figures"]
+    while pending:
+        module = pending.pop()
+        if module in reached:
+            continue
+        reached.add(module)
+        pending.extend(target for target in graph[module] if target.startswith("duels.studies"))
+    for module in reached:
+        assert not graph[module] & {name for name in modules if name.startswith((
+            "duels.models", "duels.engine", "duels.selectors", "duels.services"))}, module
+        tree = ast.parse(modules[module].read_text())
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                    for alias in node.names} | {node.module or "" for node in ast.walk(tree)
+                                                if isinstance(node, ast.ImportFrom)}
+        assert not {name for name in imported if name.split(".")[0] == "django"}, module

@@ -10,6 +10,7 @@ from duels.scoring import (
     duel_score,
     duel_score_from_episodes,
     episode_passed,
+    field_score,
     side_score,
 )
 
@@ -112,3 +113,18 @@ def test_episodes_are_assigned_to_sides_by_environment():
     forfeited = duel_score_from_episodes(forfeit_a=True, forfeit_b=False, env_a="env-a",
                                          env_b="env-b", episodes=episodes)
     assert forfeited.outcome == "draw" and forfeited.a.forfeited
+
+
+def test_a_field_score_is_the_mean_of_the_setter_scores_against_each_solver():
+    needs_hint = played((False, False), (True, True))  # 1 against this solver
+    half = played((False, True), (True, True))  # 1/2 against that one
+    unplayed = SideResults()
+    score = field_score(sides=[needs_hint, half, unplayed])
+    assert score.solvers == 2 and score.exact_setter_score == Fraction(3, 4)
+    assert (score.p_unhinted, score.p_hinted) == (0.25, 1.0)
+    # The mean of the scores, not the score of the mean rates (that would be 1/2 · 1/2 here):
+    other = field_score(sides=[played((True, True), (True, True)),
+                               played((False, False), (False, False))])
+    assert other.exact_setter_score == 0 and (other.p_unhinted, other.p_hinted) == (0.5, 0.5)
+    assert field_score(sides=[needs_hint, SideResults(forfeited=True)]).setter_score == 0.0
+    assert field_score(sides=[unplayed]).setter_score is None

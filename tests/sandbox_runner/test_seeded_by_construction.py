@@ -91,3 +91,74 @@ class Environment:
     assert seed == "0"
     assert set(eval(names)) <= {"PATH", "LANG", "PYTHONHASHSEED", "HOSTNAME", "HOME"}
     assert (no_user_site, safe_path) == ("1", "1")  # what -I gave, kept by the re-exec
+
+
+IMPORT_TIME_DRAW = '''
+import random
+
+WORDS = random.sample(["amber", "basil", "cedar", "delta", "ember", "fjord"], 3)  # at import
+
+
+class Environment:
+    max_steps = 1
+
+    def reset(self, seed):
+        return " ".join(WORDS)
+
+    def step(self, action):
+        return {"observation": "", "done": True, "success": False}
+'''
+
+
+@pytest.mark.parametrize("backend", ["quickest"], indirect=True)
+def test_draws_made_while_the_module_imports_are_the_same_in_every_sandbox(backend):
+    """The module-level random is seeded before the module's own import runs."""
+    texts = set()
+    for _ in range(3):
+        with open_sandbox(IMPORT_TIME_DRAW, limits=TEST_LIMITS, backend=backend) as sandbox:
+            texts.add(sandbox.reset(seed=0))
+    assert len(texts) == 1
+
+
+CLOCKS_READ = '''
+import datetime, time
+from dataclasses import dataclass, field
+from time import time as bound_early
+
+
+@dataclass
+class Stamp:
+    at: float = field(default_factory=time.time)
+
+
+class Environment:
+    max_steps = 1
+
+    def reset(self, seed, late=time.monotonic):
+        return "|".join(str(value) for value in (
+            int(time.time()), int(bound_early()), int(Stamp().at), int(late()),
+            int(time.perf_counter()), int(datetime.datetime.now().timestamp()),
+            datetime.date.today().toordinal(), time.strftime("%Y-%m-%d %H:%M"),
+            repr(datetime.datetime(2020, 1, 2, 3, 4)), repr(object())))
+
+    def step(self, action):
+        return {"observation": "", "done": True, "success": False}
+'''
+
+
+@pytest.mark.parametrize("backend", ["quickest"], indirect=True)
+def test_a_moved_clock_moves_every_clock_and_the_heap(backend):
+    """The replay after play's sandbox: every clock the environment can reach, however it got
+    hold of it, is moved by the offset; reprs of datetimes read as ever; addresses differ."""
+    offset = ((3 * 24 + 7) * 60 + 13) * 60 + 17
+    with open_sandbox(CLOCKS_READ, limits=TEST_LIMITS, backend=backend) as sandbox:
+        plain = sandbox.reset(seed=0).split("|")
+    with open_sandbox(CLOCKS_READ, limits=TEST_LIMITS, backend=backend,
+                      clock_offset=offset) as sandbox:
+        moved = sandbox.reset(seed=0).split("|")
+    for index in range(6):  # time, bound early, default_factory, default argument, counters
+        assert abs(int(moved[index]) - int(plain[index]) - offset) <= 5, (index, plain, moved)
+    assert int(moved[6]) - int(plain[6]) in (3, 4)  # the date, days later
+    assert moved[7] != plain[7]  # shown to the minute
+    assert moved[8] == plain[8] == "datetime.datetime(2020, 1, 2, 3, 4)"
+    assert moved[9] != plain[9] and moved[9].startswith("<object object at 0x")

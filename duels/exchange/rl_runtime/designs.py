@@ -7,6 +7,7 @@ ever loaded into a sandbox (docker, bwrap or unshare), never into this process.
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -44,11 +45,18 @@ def require_sandbox(backend: str = "auto") -> str:
     """The sandbox backend that will run the designs; SandboxUnavailable when none works here.
 
     Checked before anything starts, so a trainer never falls back to running model-written code
-    in its own process.
+    in its own process. Only `ENVDUELS_ALLOW_IN_PROCESS=1` lets a package do that: a trainer's
+    `ENVDUELS_SANDBOX=unsafe-local` (EnvDuels' own switch, for its tests) is refused here.
     """
-    return resolve_backend(backend)
+    name = resolve_backend(backend)
+    if name == "unsafe-local" and os.environ.get("ENVDUELS_ALLOW_IN_PROCESS") != "1":
+        raise SandboxUnavailable(
+            "ENVDUELS_SANDBOX=unsafe-local does not apply to exported packages: they run "
+            "design code only in a sandbox, or in this process when ENVDUELS_ALLOW_IN_PROCESS=1 "
+            "is set (unsafe)")
+    return name
 
 
 def open_design(item: dict[str, Any], backend: str = "auto"):
     """A fresh sandbox with the design's code loaded (a context manager; close it after use)."""
-    return open_sandbox(item["source"], backend=backend)
+    return open_sandbox(item["source"], backend=require_sandbox(backend))

@@ -84,7 +84,13 @@ class _Sandboxed:
     """The design loaded into a fresh sandbox of EnvDuels' runner."""
 
     def __init__(self, runner, source: str) -> None:
-        self.sandbox = runner.open_sandbox(source).__enter__()
+        backend = runner.resolve_backend("auto")
+        if backend == "unsafe-local":
+            # ENVDUELS_SANDBOX=unsafe-local is EnvDuels' own switch; a package runs code in
+            # the trainer's process only when ENVDUELS_ALLOW_IN_PROCESS=1 says so.
+            raise runner.SandboxUnavailable(
+                "ENVDUELS_SANDBOX=unsafe-local does not apply to exported packages")
+        self.sandbox = runner.open_sandbox(source, backend=backend).__enter__()
         self.backend_name = self.sandbox.backend_name
 
     def reset(self, seed: int) -> str:

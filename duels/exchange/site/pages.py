@@ -20,18 +20,21 @@ from django_htmx.middleware import HtmxDetails
 
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 _ADDRESS = re.compile(r'(?P<attr>href|src)="(?P<url>[/?][^"]*)"')
-_FORM = re.compile(r"<form\b.*?</form>", re.DOTALL)
+# Forms post to the server and go; one marked data-site-keep works in the page (the replay's
+# find box, answered from the steps the page holds).
+_FORM = re.compile(r"<form\b(?![^>]*\bdata-site-keep\b).*?</form>", re.DOTALL)
 _HTMX_ATTR = re.compile(r"\s(?:hx-[a-z-]+|data-panel-url)=(?:'[^']*'|\"[^\"]*\")")
 _SERVER_SCRIPT = re.compile(
     r'<script\b[^>]*src="/static/(?:django_htmx/[^"]+|js/(?:htmx-errors|live_focus|live_reply|'
-    r'replay|charts)\.js)"[^>]*></script>')
+    r'replay|charts|study_live)\.js)"[^>]*></script>')
 _DOWNLOAD_LINK = re.compile(r'\s*(?:·\s*)?<a\b[^>]*\bdownload\b[^>]*>.*?</a>', re.DOTALL)
 _THINKING = re.compile(r'<details class="step-thinking"[^>]*>.*?</details>', re.DOTALL)
 _GUTTER_NOTES = re.compile(r'<td class="gutter-notes">.*?</td>', re.DOTALL)
 _SETTER_CALLS = re.compile(r'<section class="card" id="setter-calls".*?</section>', re.DOTALL)
 _NOTES_PLACEHOLDER = re.compile(r'<div id="annotations" hx-get=.*?</div>', re.DOTALL)
 _LISTS = {"/duels/": "site-duels", "/environments/": "site-environments",
-          "/tournaments/": "site-tournaments", "/analytics/": "analytics-findings"}
+          "/tournaments/": "site-tournaments", "/studies/": "site-studies",
+          "/analytics/": "analytics-findings"}
 # A button whose page is not in the copy goes; a plain link keeps its words.
 _UNLINKED_BUTTON = re.compile(
     r'<a\b[^>]*\bclass="button[^"]*"[^>]*\bdata-site-unlinked[^>]*>.*?</a>', re.DOTALL)
@@ -48,6 +51,7 @@ class SiteMap:
     environments: set[str] = field(default_factory=set)
     episodes: set[str] = field(default_factory=set)
     tournaments: set[str] = field(default_factory=set)
+    studies: set[str] = field(default_factory=set)
     # Each compared pair's file, by (unhinted uuid, hinted uuid), and each episode's pair.
     pairs: dict[tuple[str, str], str] = field(default_factory=dict)
     pair_of: dict[str, str] = field(default_factory=dict)
@@ -73,7 +77,8 @@ class SiteMap:
             query = parse_qs(parts.query)
             pair = (query.get("a", [""])[0], query.get("b", [""])[0])
             return (self.pairs[pair] + fragment) if pair in self.pairs else None
-        match = re.fullmatch(rf"/(duels|environments|episodes|tournaments)/({_UUID})/", path)
+        match = re.fullmatch(rf"/(duels|environments|episodes|tournaments|studies)/({_UUID})/",
+                             path)
         if match and match.group(2) in getattr(self, match.group(1)):
             return f"{match.group(1)}/{match.group(2)}.html{fragment}"
         match = re.fullmatch(rf"/episodes/({_UUID})/compare/", path)

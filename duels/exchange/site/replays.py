@@ -13,6 +13,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 
+from duels.error_text import error_for_reader
 from duels.exchange.html_replay import SCRIPTS, static_text
 from duels.exchange.site.pages import Leave
 from duels.models import Annotation, Episode, Step
@@ -60,7 +61,8 @@ def _record(episode: Episode, steps: list[dict], notes: list[dict], leave: Leave
         steps = [{key: value for key, value in step.items() if key != "cost"} for step in steps]
     state = EpisodeState(
         pk=episode.pk, uuid=str(episode.uuid), status=episode.status, success=episode.success,
-        end_reason=episode.end_reason, error=episode.error, is_done=episode.is_done,
+        end_reason=episode.end_reason, error=error_for_reader(episode.error, staff=False),
+        is_done=episode.is_done,
         steps=episode.steps, input_tokens=episode.input_tokens,
         output_tokens=episode.output_tokens, cost=float(episode.cost or 0.0),
     ).status_message()

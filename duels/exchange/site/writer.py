@@ -1,9 +1,11 @@
-"""Write a published copy of one or more tournaments: a folder of static pages.
+"""Write a published copy of tournaments and studies: a folder of static pages.
 
 `index.html` (leaderboard with intervals, the five findings, the setter × solver hint-gain table,
-every duel and environment), `tournaments/`, `duels/`, `environments/` (source, hints, validation
-report, notes), `episodes/` (each a replay that plays from the page), `compare/` (each seed's
-unhinted and hinted runs side by side), `glossary.html` and `static/`. Every page comes from the
+every duel and environment; for studies alone, the studies), `tournaments/`, `studies/` (the
+study page: its figures, matrix, rankings and lineage), `duels/`, `environments/` (source, hints,
+validation report, notes, a study version's field results), `episodes/` (each a replay that plays
+from the page), `compare/` (each seed's unhinted and hinted runs side by side), `glossary.html`
+and `static/`. Every page comes from the
 site's own views and templates; links are relative, so the folder opens from disk or any static
 host, and nothing on it asks a server for anything. The work is one page per object plus one
 step list per episode: it grows linearly with the steps.
@@ -19,6 +21,7 @@ from uuid import UUID
 
 from django.contrib.staticfiles import finders
 from django.contrib.staticfiles.storage import staticfiles_storage
+from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -32,7 +35,7 @@ from duels.exchange.site.pages import (
     without_setter_calls,
 )
 from duels.exchange.site.replays import BUNDLE_NAME, episode_records, replay_bundle
-from duels.models import Duel, Environment, Episode
+from duels.models import Duel, Environment, Episode, Study
 from duels.selectors.dashboard import leaderboard_split
 from duels.selectors.episodes import episode_compare
 from duels.selectors.site_summary import site_figures, site_gain_table, site_tournaments
@@ -57,6 +60,7 @@ class _Writer:
     site: SiteMap
     leave: Leave
     tournaments: list
+    studies: list
     made_at: datetime
     pages: int = 0
     bytes: int = 0
@@ -80,30 +84,35 @@ class _Writer:
         self.write(relative, render_to_string(name, context, request=request))
 
     def _extra(self) -> dict:
-        return {"site_tournaments": self.tournaments, "site_made_at": self.made_at}
+        return {"site_tournaments": self.tournaments, "site_studies": self.studies,
+                "site_made_at": self.made_at, "site_leaves_notes": self.leave.notes}
 
 
-def _uuids(values: list[str | UUID]) -> list[UUID]:
+def _uuids(values: list[str | UUID], what: str = "tournament") -> list[UUID]:
     try:
         return [value if isinstance(value, UUID) else UUID(str(value).strip())
                 for value in values]
     except ValueError as exc:
-        raise SiteExportError(f"not a tournament uuid: {exc}") from None
+        raise SiteExportError(f"not a {what} uuid: {exc}") from None
 
 
-def site_export(*, tournament_uuids: list[str | UUID], out: Path,
-                leave: Leave | None = None) -> SiteReport:
-    """Write the published copy of these tournaments into the folder `out` (new or empty)."""
+def site_export(*, tournament_uuids: list[str | UUID], out: Path, leave: Leave | None = None,
+                study_uuids: list[str | UUID] = ()) -> SiteReport:
+    """Write the published copy of these tournaments and studies into the folder `out` (new or
+    empty). A study's figures are shown as last computed: compute them first."""
     from duels.views.duels_pages import duel_detail
     from duels.views.environments import environment_detail
     from duels.views.glossary import glossary
+    from duels.views.studies import study_detail
     from duels.views.tournaments import tournament_detail
 
     leave = leave or Leave()
-    if not tournament_uuids:
-        raise SiteExportError("name at least one tournament (--tournament UUID, repeatable)")
+    if not tournament_uuids and not study_uuids:
+        raise SiteExportError("name at least one tournament (--tournament UUID) or study "
+                              "(--study UUID), each repeatable")
     try:
         tournaments = site_tournaments(tournament_uuids=_uuids(tournament_uuids))
+        studies = site_studies(study_uuids=_uuids(list(study_uuids), "study"))
     except ValueError as exc:
         raise SiteExportError(str(exc)) from None
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -112,22 +121,32 @@ def site_export(*, tournament_uuids: list[str | UUID], out: Path,
                  .select_related("a", "b", "env_a", "env_b", "tournament")
                  .order_by("tournament_id", "round_index", "created_at", "pk"))
     env_ids = {pk for duel in duels for pk in (duel.env_a_id, duel.env_b_id) if pk}
-    environments = list(Environment.objects.filter(pk__in=env_ids)
+    environments = list(Environment.objects.filter(Q(pk__in=env_ids) | Q(study__in=studies))
                         .select_related("author").order_by("title", "pk"))
-    episodes = list(Episode.objects.filter(duel__in=duels)
-                    .select_related("environment__author", "solver", "hint", "duel__a", "duel__b")
-                    .order_by("duel_id", "environment_id", "solver_id", "seed", "condition"))
+    episodes = list(Episode.objects.filter(Q(duel__in=duels) | Q(study__in=studies))
+                    .select_related("environment__author", "solver", "hint", "duel__a", "duel__b",
+                                    "study")
+                    .order_by("duel_id", "study_id", "environment_id", "solver_id", "seed",
+                              "condition"))
     site = _site_map(tournaments, duels, environments, episodes)
-    writer = _Writer(out=out, site=site, leave=leave, tournaments=tournaments,
+    site.studies = {str(study.uuid) for study in studies}
+    writer = _Writer(out=out, site=site, leave=leave, tournaments=tournaments, studies=studies,
                      made_at=timezone.now())
     out.mkdir(parents=True, exist_ok=True)
     with costs_withheld(leave.costs):
-        writer.template("index.html", "duels/site/index.html",
-                        _index_context(tournaments, duels, environments, episodes), "/")
+        if tournaments:
+            writer.template("index.html", "duels/site/index.html",
+                            _index_context(tournaments, duels, environments, episodes), "/")
+        else:
+            writer.template("index.html", "duels/site/studies_index.html",
+                            {"studies": studies, "episodes_total": len(episodes)}, "/")
         writer.view("glossary.html", glossary, "/glossary/")
         for tournament in tournaments:
             writer.view(f"tournaments/{tournament.uuid}.html", tournament_detail,
                         f"/tournaments/{tournament.uuid}/", tournament_uuid=tournament.uuid)
+        for study in studies:
+            writer.view(f"studies/{study.uuid}.html", study_detail, f"/studies/{study.uuid}/",
+                        study_uuid=study.uuid)
         for duel in duels:
             writer.view(f"duels/{duel.uuid}.html", duel_detail, f"/duels/{duel.uuid}/",
                         duel_uuid=duel.uuid,
@@ -156,6 +175,15 @@ def site_export(*, tournament_uuids: list[str | UUID], out: Path,
     return SiteReport(out=out, pages=writer.pages, episodes=len(episodes), bytes=writer.bytes)
 
 
+def site_studies(*, study_uuids: list[UUID]) -> list[Study]:
+    """The named studies in the order given; a missing one is a ValueError naming it."""
+    found = {study.uuid: study for study in Study.objects.filter(uuid__in=study_uuids)}
+    missing = [str(value) for value in study_uuids if value not in found]
+    if missing:
+        raise ValueError(f"no study {missing[0]}")
+    return [found[value] for value in dict.fromkeys(study_uuids)]
+
+
 def _site_map(tournaments, duels, environments, episodes) -> SiteMap:
     site = SiteMap(
         duels={str(duel.uuid) for duel in duels},
@@ -165,7 +193,8 @@ def _site_map(tournaments, duels, environments, episodes) -> SiteMap:
     )
     runs: dict[tuple, dict[str, Episode]] = {}
     for episode in episodes:
-        key = (episode.duel_id, episode.environment_id, episode.solver_id, episode.seed)
+        key = (episode.duel_id, episode.study_id, episode.environment_id, episode.solver_id,
+               episode.seed)
         runs.setdefault(key, {})[episode.condition] = episode
     for pair in runs.values():
         if {"unhinted", "hinted"} <= set(pair):

@@ -2,7 +2,8 @@
 
     manifest.json            {"format_version": 1, "environments": [row, ...]}
     environments/<author>/env_NNN/<design short hash>/environment.py   the class
-                                                     /privileged.json  the hint
+                                                     /privileged.json  the hint (or
+                                                                       graded hint_1, hint_2)
                                                      /metadata.json    benchmark seeds, figures
     _envduels/sandbox_runner/                        EnvDuels' sandbox runner (a copy)
     README.md
@@ -45,11 +46,23 @@ def author_slug(author: str | None) -> str:
 
 
 def benchmark_seeds(item: TrainingItem) -> list[int]:
-    """The seeds the design's duels played (every environment of the design), ascending."""
+    """A study version's stored benchmark seeds; otherwise the seeds the design's duels played
+    (every environment of the design), ascending."""
+    if item.benchmark_seeds is not None:
+        return list(item.benchmark_seeds)
     environments = item.training.get("environments") or [item.environment]
     return sorted(set(Episode.objects.filter(environment__uuid__in=environments,
                                              duel__isnull=False)
                       .values_list("seed", flat=True)))
+
+
+def privileged_hints(item: TrainingItem) -> dict[str, str]:
+    """The design's hints as the original format names them: `hint_1` and `hint_2` when it has
+    graded hints of both levels, else its one `hint` (`{}` when it has none)."""
+    graded = {level: text for level, text in item.hint_levels if text.strip()}
+    if {1, 2} <= set(graded):
+        return {"hint_1": graded[1], "hint_2": graded[2]}
+    return {"hint": item.hint} if item.hint and item.hint.strip() else {}
 
 
 def class_source(item: TrainingItem, env_id: str) -> str:
@@ -95,11 +108,17 @@ def _readme(rows: list[dict], items: Sequence[TrainingItem]) -> str:
     return "\n".join(lines)
 
 
-def envduels_v1_write(*, items: Sequence[TrainingItem], out: Path) -> Path:
-    """Write the envduels-v1 export of `items` at `out` (a new directory); return `out`."""
+def envduels_v1_write(*, items: Sequence[TrainingItem], out: Path,
+                      empty: str = "") -> Path:
+    """Write the envduels-v1 export of `items` at `out` (a new directory); return `out`.
+
+    A study's versions keep their slot (`env_003`) in their id and their stored domain,
+    benchmark seeds and hints; other designs are numbered per author in order. `empty` says
+    why there is nothing to write when `items` is empty."""
     if not items:
-        raise PackageError("the training set is empty: no design has a training value under "
-                           "these filters (run `manage.py analytics --refresh` after duels)")
+        raise PackageError(empty or "the training set is empty: no design has a training value "
+                                    "under these filters (run `manage.py analytics --refresh` "
+                                    "after duels)")
 
     def fill(root: Path) -> None:
         counters: dict[str, int] = {}
@@ -107,7 +126,8 @@ def envduels_v1_write(*, items: Sequence[TrainingItem], out: Path) -> Path:
         for item in items:
             author = author_slug(item.author)
             counters[author] = counters.get(author, 0) + 1
-            env_id = f"environments/{author}/env_{counters[author]:03d}/{item.design[:SHORT_HASH]}"
+            slot = item.slot or f"env_{counters[author]:03d}"
+            env_id = f"environments/{author}/{slot}/{item.design[:SHORT_HASH]}"
             folder = root / env_id
             folder.mkdir(parents=True)
             code = class_source(item, env_id).encode("utf-8")
@@ -115,21 +135,26 @@ def envduels_v1_write(*, items: Sequence[TrainingItem], out: Path) -> Path:
             seeds = benchmark_seeds(item)
             row = {"id": env_id, "source": f"{env_id}/environment.py",
                    "source_sha256": hashlib.sha256(code).hexdigest(), "class_name": CLASS_NAME,
-                   "max_turns": int(item.max_steps or 30), "domain": item.family or "general",
+                   "max_turns": int(item.max_steps or 30),
+                   "domain": item.domain or item.family or "general",
                    "metadata": f"{env_id}/metadata.json", "title": item.title,
                    "author": item.author, "content_hash": item.content_hash,
                    "design": item.design, "environment": item.environment,
                    "benchmark_seeds": seeds}
-            if item.hint and item.hint.strip():
+            if item.version:
+                row["version"] = item.version
+            if hints := privileged_hints(item):
                 row["privileged"] = f"{env_id}/privileged.json"
                 (folder / "privileged.json").write_text(json.dumps(
-                    {"environment_id": env_id, "hints": {"hint": item.hint}},
+                    {"environment_id": env_id, "hints": hints},
                     ensure_ascii=False, indent=1), encoding="utf-8")
+            metadata = {"environment_id": env_id, "benchmark_seeds": seeds, "title": item.title,
+                        "author": item.author, "content_hash": item.content_hash,
+                        "training": item.training}
+            if item.version:
+                metadata.update(version=item.version, domain=row["domain"])
             (folder / "metadata.json").write_text(json.dumps(
-                {"environment_id": env_id, "benchmark_seeds": seeds, "title": item.title,
-                 "author": item.author, "content_hash": item.content_hash,
-                 "training": item.training}, ensure_ascii=False, indent=1, default=str),
-                encoding="utf-8")
+                metadata, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
             rows.append(row)
         (root / "manifest.json").write_text(json.dumps(
             {"format_version": FORMAT_VERSION, "generator": "EnvDuels",

@@ -11,9 +11,11 @@ reset, closed) that shows a task's first observation.
 Every session plays in its own fresh sandbox (taken from the runner's ready pool on each reset,
 closed when the episode ends or the session does), so a design's code never runs in this
 process and sessions share nothing. At most `max_sessions` sessions and stateless POST /reset
-requests are open at once (a further one is refused with CAPACITY_REACHED); a session idle for
-`idle_timeout` seconds is closed. The server keeps no state beyond its open sessions, so N
-replicas behind any load balancer scale it.
+requests are open at once, at most `max_client_sessions` of them from one client address (a
+further one is refused with CAPACITY_REACHED, a websocket closed with 1013); one address may
+reset `resets_per_minute` times a minute; a session that plays nothing (no reset, no step) for
+`idle_timeout` seconds is closed. The server keeps no state beyond its open sessions and the
+last minute's resets, so N replicas behind any load balancer scale it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from duels.exchange.trainers.client_limits import ClientLimits, client_address
 from sandbox_runner import SandboxError, open_sandbox
 
 MAX_ACTION_CHARS = 65536
@@ -45,9 +48,11 @@ STATE_SCHEMA = {"type": "object", "properties": {
 class SessionError(Exception):
     """A request a session cannot serve; `code` is the OpenEnv error code."""
 
-    def __init__(self, message: str, code: str = "VALIDATION_ERROR") -> None:
+    def __init__(self, message: str, code: str = "VALIDATION_ERROR",
+                 retry_after: int = 0) -> None:
         super().__init__(message)
         self.code = code
+        self.retry_after = retry_after
 
 
 @dataclass
@@ -65,6 +70,7 @@ class EnvSession:
     """One client's episode state; its sandbox is its own."""
 
     number: int
+    client: str = "unknown"
     sandbox: Any = None
     design: ServedDesign | None = None
     seed: int | None = None
@@ -84,7 +90,8 @@ class EnvServer:
     """The ASGI application; blocking sandbox calls run on its own thread pool."""
 
     def __init__(self, *, designs: list[ServedDesign], max_sessions: int = 64,
-                 idle_timeout: float = 300.0, backend: str = "auto") -> None:
+                 idle_timeout: float = 300.0, backend: str = "auto",
+                 max_client_sessions: int = 8, resets_per_minute: int = 30) -> None:
         if not designs:
             raise ValueError("no design to serve")
         self.designs = {design.id: design for design in designs}
@@ -94,6 +101,8 @@ class EnvServer:
         self.backend = backend
         self.sessions: dict[int, EnvSession] = {}
         self.stateless_resets = 0  # POST /reset requests holding a sandbox now
+        self.clients = ClientLimits(max_sessions=max_client_sessions,
+                                    resets_per_minute=resets_per_minute)
         self.connections = 0  # every HTTP request and websocket this server accepted
         self.sandbox_serial = itertools.count(1)
         self.session_serial = itertools.count(1)
@@ -128,6 +137,11 @@ class EnvServer:
             seed = random.SystemRandom().randrange(2**31)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
             raise SessionError("seed must be an integer in [0, 2**63)")
+        wait = self.clients.reset_wait(session.client)
+        if wait:
+            raise SessionError(f"this address reset {self.clients.resets_per_minute} times in "
+                               f"the last minute (--resets-per-minute); retry in {wait} s",
+                               "CAPACITY_REACHED", retry_after=wait)
         await self.session_close_sandbox(session)
         try:
             session.sandbox = await self.blocking(open_sandbox, design.source, None,
@@ -204,28 +218,38 @@ class EnvServer:
                 return
             if not message.get("more_body"):
                 break
+        if await self.http_route(method, path, body, send):
+            return
         if method == "GET" and path == "/health":
             await self.reply(send, 200, {"status": "healthy", "sessions": len(self.sessions),
                                          "max_sessions": self.max_sessions})
         elif method == "GET" and path == "/schema":
-            await self.reply(send, 200, {"action": ACTION_SCHEMA,
-                                         "observation": OBSERVATION_SCHEMA,
-                                         "state": STATE_SCHEMA})
+            await self.reply(send, 200, self.schema())
         elif method == "GET" and path == "/metadata":
-            await self.reply(send, 200, {
-                "name": "envduels", "description": "EnvDuels environment designs, each "
-                "session in its own sandbox", "default_design": self.default.id,
-                "designs": [{"id": d.id, "title": d.title, "max_steps": d.max_steps}
-                            for d in self.designs.values()]})
+            await self.reply(send, 200, self.metadata())
         elif method == "GET" and path == "/state":
             await self.reply(send, 200, EnvSession(number=0).state())
         elif method == "POST" and path == "/reset":
-            await self.http_reset(body, send)
+            await self.http_reset(body, send, client_address(scope))
         elif method == "POST" and path == "/step":
             await self.reply(send, 409, {"detail": "an episode lives in a session: connect to "
                                                    "the /ws websocket (openenv's clients do)"})
         else:
             await self.reply(send, 404, {"detail": f"no route {method} {path}"})
+
+    async def http_route(self, method: str, path: str, body: bytes, send) -> bool:
+        """A route of a subclass's own; True when it answered the request."""
+        return False
+
+    def schema(self) -> dict[str, Any]:
+        return {"action": ACTION_SCHEMA, "observation": OBSERVATION_SCHEMA,
+                "state": STATE_SCHEMA}
+
+    def metadata(self) -> dict[str, Any]:
+        return {"name": "envduels", "description": "EnvDuels environment designs, each session "
+                "in its own sandbox", "default_design": self.default.id,
+                "designs": [{"id": d.id, "title": d.title, "max_steps": d.max_steps}
+                            for d in self.designs.values()]}
 
     def full(self) -> bool:
         """Every slot is taken: by open sessions and stateless resets together."""
@@ -234,39 +258,54 @@ class EnvServer:
     def capacity_message(self) -> str:
         return f"all {self.max_sessions} sessions are in use; retry later or add a replica"
 
-    async def http_reset(self, body: bytes, send) -> None:
-        if self.full():
-            await self.reply(send, 503, {"detail": self.capacity_message(),
-                                         "code": "CAPACITY_REACHED"})
+    def refusal(self, client: str) -> str:
+        """Why a new session or stateless reset from `client` is refused ("" when it is not):
+        every slot is taken, or this address holds its share."""
+        return self.capacity_message() if self.full() else self.clients.refusal(client)
+
+    async def http_reset(self, body: bytes, send, client: str = "unknown") -> None:
+        refused = self.refusal(client)
+        if refused:
+            await self.reply(send, 503, {"detail": refused, "code": "CAPACITY_REACHED"})
             return
         self.stateless_resets += 1
+        self.clients.take(client)
         try:
-            await self.http_reset_in_slot(body, send)
+            await self.http_reset_in_slot(body, send, client)
         finally:
             self.stateless_resets -= 1
+            self.clients.give_back(client)
 
-    async def http_reset_in_slot(self, body: bytes, send) -> None:
+    async def http_reset_in_slot(self, body: bytes, send, client: str) -> None:
         try:
             data = json.loads(body or b"{}")
             if not isinstance(data, dict):
                 raise SessionError("the body is a JSON object")
-            session = EnvSession(number=0)
+            session = EnvSession(number=0, client=client)
             try:
                 result = await self.session_reset(session, data)
             finally:
                 await self.session_close_sandbox(session)
-        except (ValueError, SessionError) as error:
+        except SessionError as error:
+            if error.retry_after:
+                await self.reply(send, 429, {"detail": str(error), "code": error.code},
+                                 headers=[(b"retry-after", str(error.retry_after).encode())])
+            else:
+                await self.reply(send, 422, {"detail": str(error)})
+            return
+        except ValueError as error:
             await self.reply(send, 422, {"detail": str(error)})
             return
         await self.reply(send, 200, {key: result[key] for key in ("observation", "reward",
                                                                   "done", "metadata")})
 
     @staticmethod
-    async def reply(send, status: int, payload: dict[str, Any]) -> None:
+    async def reply(send, status: int, payload: dict[str, Any],
+                    headers: list[tuple[bytes, bytes]] = ()) -> None:
         data = json.dumps(payload).encode()
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(data)).encode())]})
+                                (b"content-length", str(len(data)).encode()), *headers]})
         await send({"type": "http.response.body", "body": data})
 
     async def websocket(self, scope, receive, send) -> None:
@@ -276,27 +315,33 @@ class EnvServer:
             await send({"type": "websocket.close", "code": 4404})
             return
         await send({"type": "websocket.accept"})
-        if self.full():
-            await self.ws_send(send, "error", {"message": self.capacity_message(),
-                                               "code": "CAPACITY_REACHED"})
-            await send({"type": "websocket.close", "code": 1013})
+        client = client_address(scope)
+        refused = self.refusal(client)
+        if refused:
+            await self.ws_send(send, "error", {"message": refused, "code": "CAPACITY_REACHED"})
+            await send({"type": "websocket.close", "code": 1013})  # try again later
             return
-        session = EnvSession(number=next(self.session_serial))
+        session = EnvSession(number=next(self.session_serial), client=client)
         self.sessions[session.number] = session
+        self.clients.take(client)
         try:
             await self.ws_loop(session, receive, send)
         finally:
             self.sessions.pop(session.number, None)
+            self.clients.give_back(client)
             await self.session_close_sandbox(session)
 
     async def ws_loop(self, session: EnvSession, receive, send) -> None:
+        clock = asyncio.get_running_loop().time
+        played = clock()  # the last reset or step: other messages do not keep a session
         while True:
             try:
-                message = await asyncio.wait_for(receive(), timeout=self.idle_timeout)
+                message = await asyncio.wait_for(
+                    receive(), timeout=max(0.0, played + self.idle_timeout - clock()))
             except TimeoutError:
                 await self.ws_send(send, "error", {
                     "message": f"session closed after {self.idle_timeout:g} s without a "
-                               "message", "code": "SESSION_ERROR"})
+                               "reset or a step", "code": "SESSION_ERROR"})
                 await send({"type": "websocket.close", "code": 1000})
                 return
             if message["type"] == "websocket.disconnect":
@@ -315,6 +360,8 @@ class EnvServer:
                 if kind == "close":
                     await send({"type": "websocket.close", "code": 1000})
                     return
+                if kind in ("reset", "step"):
+                    played = clock()
                 if kind == "reset":
                     await self.ws_send(send, "observation", await self.session_reset(session,
                                                                                     data))

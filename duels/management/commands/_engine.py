@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import threading
+import time
+from collections.abc import Callable
+
 from django.core.management.base import CommandError
 
-from duels.models import Player, Tournament
+from duels.models import Player, Study, Tournament
 from duels.players import PlayerError, player_require_credentials
 
 
@@ -42,22 +47,33 @@ def require_sandbox() -> None:
         raise CommandError(str(exc)) from None
 
 
+def _bar(done: int, total: int, width: int) -> str:
+    filled = round(width * done / (total or 1))
+    return f"[{'#' * filled}{'.' * (width - filled)}]"
+
+
 def progress_line(tournament: Tournament, *, width: int = 30) -> str:
-    done, total = tournament.duels_done, tournament.duels_total or 1
-    filled = round(width * done / total)
-    return (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{tournament.duels_total} duels · "
+    done = tournament.duels_done
+    return (f"{_bar(done, tournament.duels_total, width)} {done}/{tournament.duels_total} duels · "
             f"{tournament.episodes_running} episodes running · {tournament.status}")
+
+
+def study_progress_line(study: Study, *, width: int = 30) -> str:
+    return (f"{_bar(study.progress_percent, 100, width)} {study.slots_done}/{study.slots_total} "
+            f"slots · {study.episodes_done}/{study.episodes_total} field plays · "
+            f"{study.episodes_running} running · {study.status}")
 
 
 class ProgressPrinter:
     """Redraws one line on a terminal; prints a new line only on change elsewhere."""
 
-    def __init__(self, stream) -> None:
+    def __init__(self, stream, *, line: Callable = progress_line) -> None:
         self.stream = stream  # a command's OutputWrapper
+        self.line = line  # the run's one-line summary
         self.last = ""
 
-    def show(self, tournament: Tournament) -> None:
-        line = progress_line(tournament)
+    def show(self, run) -> None:
+        line = self.line(run)
         if line == self.last:
             return
         self.last = line
@@ -71,3 +87,86 @@ class ProgressPrinter:
         if self.last and self.stream.isatty():
             self.stream.write("")
             self.stream.flush()
+
+
+def run_follow(*, notes, run, noun: str, task_path: str, kwarg: str, drive: Callable,
+               line: Callable, pickup_seconds: float) -> None:
+    """Follow a queued run (a tournament, a study) with a live progress line until it ends.
+
+    When no worker picks it up within `pickup_seconds`, say so and drive it in this process
+    (`drive(<noun>=run, stop=event)`). SIGTERM or Ctrl-C stops following, or hands the work
+    back after the current steps when it runs here; the run itself goes on.
+    """
+    from duels.engine.workers import stop_on_signals
+
+    printer = ProgressPrinter(notes, line=line)
+    with stop_on_signals() as stop:
+        inline = None
+        if not _picked_up(run=run, task_path=task_path, kwarg=kwarg, stop=stop,
+                          pickup_seconds=pickup_seconds):
+            notes.write(f"no worker picked the {noun} up (start one with "
+                        "`python manage.py worker`); running it here")
+            inline = threading.Thread(target=_drive_here,
+                                      kwargs={"drive": drive, noun: run, "stop": stop})
+            inline.start()
+        while not stop.is_set():
+            run.refresh_from_db()
+            printer.show(run)
+            if run.is_done or (inline is not None and not inline.is_alive()):
+                break
+            stop.wait(0.5)
+        if inline is not None:
+            inline.join()
+        printer.close()
+    if stop.is_set():
+        notes.write(f"stopped following; {noun} {run.uuid} goes on in the workers "
+                    f"(cancel it with `manage.py cancel {run.uuid}`)")
+
+
+def _picked_up(*, run, task_path: str, kwarg: str, stop: threading.Event,
+               pickup_seconds: float) -> bool:
+    from django_tasks_db.models import DBTaskResult
+
+    deadline = time.monotonic() + pickup_seconds
+    tasks = DBTaskResult.objects.filter(task_path=task_path,
+                                        **{f"args_kwargs__kwargs__{kwarg}": str(run.uuid)})
+    while time.monotonic() < deadline and not stop.is_set():
+        if tasks.exclude(status="READY").exists():
+            return True
+        stop.wait(0.25)
+    return False
+
+
+def _drive_here(*, drive: Callable, **kwargs) -> None:
+    from django.db import connections
+
+    try:
+        drive(**kwargs)
+    finally:
+        connections.close_all()
+
+
+def dry_run_write(stdout, *, estimate, what: str, as_json: bool, shown: dict) -> None:
+    """Print a dry run's bill: `shown` (the run's size) and the expected calls and cost, as JSON
+    or as the lines a person reads (`what` names the size: "12 duels")."""
+    if as_json:
+        stdout.write(json.dumps({
+            "dry_run": True, **shown,
+            "calls": {"low": estimate.calls_low, "expected": estimate.calls_expected,
+                      "high": estimate.calls_high},
+            "cost": {"low": round(estimate.cost_low, 6),
+                     "expected": round(estimate.cost_expected, 6),
+                     "high": round(estimate.cost_high, 6)},
+            "assumptions": estimate.assumptions,
+        }, indent=2))
+        return
+    stdout.write(
+        f"dry run: {what}, {estimate.calls_expected:,} model calls expected "
+        f"({estimate.calls_low:,}-{estimate.calls_high:,}); "
+        f"cost ${estimate.cost_expected:,.2f} expected "
+        f"(${estimate.cost_low:,.2f}-${estimate.cost_high:,.2f}); nothing was created"
+    )
+    stdout.write("low: every episode ends after one action; high: every episode runs "
+                 "to its step limit with nothing read from the prompt cache")
+    for note in estimate.assumptions:
+        stdout.write(f"assumed: {note}")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from duels.units import hint_gain_interval_text, hint_gain_text
+
 UNKNOWN = "—"
 NO_INTERVAL = "interval: not enough data"
 
@@ -66,7 +68,8 @@ def analytics_lines(data: dict[str, Any], *, limit: int = 10) -> list[str]:
     for row in data.get("setters") or []:
         lines.append(
             f"  {row['player']:<28} {figure(row.get('setter_score')):>5}  "
-            f"{interval(row.get('low'), row.get('high'))}  hint gain {figure(row.get('hint_gain'))}"
+            f"{interval(row.get('low'), row.get('high'))}  "
+            f"hint gain {hint_gain_text(row.get('hint_gain'))}"
         )
     lines.append("solvers (unhinted pass rate on others' valid environments)")
     for row in data.get("solvers") or []:
@@ -100,7 +103,8 @@ def _blocks(data: dict[str, Any], *, limit: int) -> list[str]:
         flags = ", ".join(row.get("flags") or []) or "no flags"
         lines.append(
             f"  {row['uuid']} by {row.get('author') or UNKNOWN}: hint gain "
-            f"{figure(row.get('hint_gain'))} {interval(row.get('low'), row.get('high'))} ({flags})"
+            f"{hint_gain_text(row.get('hint_gain'))} "
+            f"{hint_gain_interval_text(row.get('low'), row.get('high')) or NO_INTERVAL} ({flags})"
         )
     convergence = data.get("convergence") or {}
     lines.append(
@@ -188,4 +192,46 @@ def _irt_lines(irt: dict[str, Any] | None) -> list[str]:
     fit = irt.get("fit") or {}
     lines.append(f"joint model fit: held-out accuracy {figure(fit.get('held_out_accuracy'))} "
                  f"on {figure(fit.get('episodes'), 'd')} episodes")
+    return lines
+
+
+def study_lines(*, study, figures: dict[str, Any]) -> list[str]:
+    """A study's figures as plain text: rankings with intervals, hardening, versions."""
+    lines = [f"study {study.uuid}: {study.name} ({study.status})",
+             f"computed at {figures.get('computed_at') or UNKNOWN}"]
+    models = figures.get("models") or []
+    if not models:
+        return [*lines, "not enough data: no final version has been played yet"]
+    lines.append("")
+    lines.append("models (over final versions; 95% intervals; ranks in brackets)")
+    for row in models:
+        bounds = row.get("intervals") or {}
+        lines.append(
+            f"  {row['model']:<24} canonical solve {figure(row.get('canonical_autonomous_solve'))}"
+            f" {interval(*_pair(bounds.get('canonical_autonomous_solve')))}"
+            f" [{figure(row.get('canonical_rank'), 'd')}]"
+            f"  common-panel {figure(row.get('direct_common_panel_solve'))}"
+            f" [{figure(row.get('direct_common_panel_rank'), 'd')}]"
+            f"  design {figure(row.get('design'))} {interval(*_pair(bounds.get('design')))}"
+            f" [{figure(row.get('design_rank'), 'd')}]"
+            f"  hint gain {hint_gain_text(row.get('hint_gain'))}")
+    change = figures.get("hardening_first_to_final")
+    if change:
+        bounds = change.get("intervals") or {}
+        lines.append(
+            f"hardening, first to final version: unhinted pass rate "
+            f"{figure(change.get('p_unhinted_before'))} -> {figure(change.get('p_unhinted_after'))}"
+            f", change {hint_gain_text(change.get('p_unhinted_change'))} "
+            f"{hint_gain_interval_text(*_pair(bounds.get('p_unhinted_change'))) or NO_INTERVAL}"
+            f" over "
+            f"{figure(change.get('p_unhinted_slots'), 'd')} slots")
+    environments = figures.get("environments") or []
+    lines.append(f"versions: {len(environments)} valid "
+                 f"({sum(1 for row in environments if row.get('final'))} final)")
+    for row in environments:
+        lines.append(
+            f"  {row['id']:<40} {'final' if row.get('final') else '     '} "
+            f"unhinted {figure(row.get('p_unhinted'))} hinted {figure(row.get('p_hinted'))} "
+            f"peer discrimination {figure(row.get('peer_discrimination'))}")
+    lines.append(f"head to head: {len(figures.get('head_to_head') or [])} pairs")
     return lines

@@ -1,4 +1,4 @@
-"""`manage.py cancel UUID`: cancel a duel or a tournament; its work stops within a step.
+"""`manage.py cancel UUID`: cancel a duel, a tournament or a study; its work stops within a step.
 
 One that already ended is left as it is, and the command exits non-zero saying so."""
 
@@ -10,11 +10,12 @@ from django.core.management.base import BaseCommand, CommandError
 
 from duels.engine.duels import duel_cancel
 from duels.engine.tournaments import tournament_cancel
-from duels.models import Duel, Tournament
+from duels.models import Duel, Study, Tournament
+from duels.studies.creation import study_cancel
 
 
 class Command(BaseCommand):
-    help = "Cancel a duel or a tournament by its UUID."
+    help = "Cancel a duel, a tournament or a study by its UUID."
     requires_system_checks = []
 
     def add_arguments(self, parser) -> None:
@@ -37,11 +38,17 @@ class Command(BaseCommand):
             duel = duel_cancel(duel=duel)
             self.stdout.write(f"duel {duel.uuid} {duel.status}")
             return
-        raise CommandError(f"no duel or tournament has UUID {key}")
+        study = Study.objects.filter(uuid=key).first()
+        if study is not None:
+            _refuse_if_done("study", study)
+            study = study_cancel(study=study)
+            self.stdout.write(f"study {study.uuid} {study.status}")
+            return
+        raise CommandError(f"no duel, tournament or study has UUID {key}")
 
 
-def _refuse_if_done(kind: str, obj: Duel | Tournament) -> None:
-    """A duel or tournament that already ended cannot be cancelled: say so, exit non-zero."""
+def _refuse_if_done(kind: str, obj: Duel | Tournament | Study) -> None:
+    """A run that already ended cannot be cancelled: say so, exit non-zero."""
     if obj.is_done:
         raise CommandError(f"{kind} {obj.uuid} already ended ({obj.status}); nothing was "
                            "cancelled")

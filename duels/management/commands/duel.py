@@ -15,6 +15,7 @@ from duels.management.commands._engine import (
     require_sandbox,
 )
 from duels.management.commands._text import figure
+from duels.units import hint_gain_text
 
 
 class Command(BaseCommand):
@@ -62,9 +63,12 @@ def _human(result: dict, *, status: str) -> str:
         if row["forfeit_reason"]:
             lines.append(f"  {side.upper()} {row['player']}: forfeit — {row['forfeit_reason']}")
             continue
+        if row.get("voided"):
+            lines.append(f"  {side.upper()} {row['player']}: {row['void_reason']}")
+            continue
         lines.append(
             f"  {side.upper()} {row['player']} as setter: p_unhinted {figure(row['p_unhinted'])}, "
-            f"p_hinted {figure(row['p_hinted'])}, hint gain {figure(row['hint_gain'])}, "
+            f"p_hinted {figure(row['p_hinted'])}, hint gain {hint_gain_text(row['hint_gain'])}, "
             f"setter score {figure(row['setter_score'])}, flips {figure(row['flips'], 'd')}"
         )
     return "\n".join(lines)

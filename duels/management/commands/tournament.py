@@ -9,18 +9,20 @@ here, hands the work back after the current steps); the tournament itself keeps 
 from __future__ import annotations
 
 import json
-import threading
-import time
 
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
-from django_tasks_db.models import DBTaskResult
 
 from duels.engine.duels import DuelError
 from duels.engine.queue import tournament_enqueue
 from duels.engine.scheduler import tournament_drive
 from duels.engine.tournaments import tournament_create, tournament_result
-from duels.engine.workers import stop_on_signals
-from duels.management.commands._engine import ProgressPrinter, players_by_name, require_credentials
+from duels.management.commands._engine import (
+    dry_run_write,
+    players_by_name,
+    progress_line,
+    require_credentials,
+    run_follow,
+)
 from duels.models import Tournament
 from duels.selectors.costs import tournament_projection
 
@@ -85,66 +87,11 @@ class Command(BaseCommand):
         estimate = tournament_projection(players=players, rounds=options["rounds"],
                                          attempts=options["attempts"])
         duels = len(players) * (len(players) - 1) // 2 * options["rounds"]
-        if options["json"]:
-            self.stdout.write(json.dumps({
-                "dry_run": True, "players": [p.name for p in players], "duels": duels,
-                "calls": {"low": estimate.calls_low, "expected": estimate.calls_expected,
-                          "high": estimate.calls_high},
-                "cost": {"low": round(estimate.cost_low, 6),
-                         "expected": round(estimate.cost_expected, 6),
-                         "high": round(estimate.cost_high, 6)},
-                "assumptions": estimate.assumptions,
-            }, indent=2))
-            return
-        self.stdout.write(
-            f"dry run: {duels} duels, {estimate.calls_expected:,} model calls expected "
-            f"({estimate.calls_low:,}-{estimate.calls_high:,}); "
-            f"cost ${estimate.cost_expected:,.2f} expected "
-            f"(${estimate.cost_low:,.2f}-${estimate.cost_high:,.2f}); nothing was created"
-        )
-        self.stdout.write("low: every episode ends after one action; high: every episode runs "
-                          "to its step limit with nothing read from the prompt cache")
-        for note in estimate.assumptions:
-            self.stdout.write(f"assumed: {note}")
+        dry_run_write(self.stdout, estimate=estimate, what=f"{duels} duels",
+                      as_json=options["json"],
+                      shown={"players": [p.name for p in players], "duels": duels})
 
     def _follow(self, tournament: Tournament) -> None:
-        printer = ProgressPrinter(self.notes)
-        with stop_on_signals() as stop:
-            inline = None
-            if not self._picked_up(tournament, stop):
-                self.notes.write("no worker picked the tournament up (start one with "
-                                 "`python manage.py worker`); running it here")
-                inline = threading.Thread(target=_drive, kwargs={"tournament": tournament,
-                                                                 "stop": stop})
-                inline.start()
-            while not stop.is_set():
-                tournament.refresh_from_db()
-                printer.show(tournament)
-                if tournament.is_done or (inline is not None and not inline.is_alive()):
-                    break
-                stop.wait(0.5)
-            if inline is not None:
-                inline.join()
-            printer.close()
-        if stop.is_set():
-            self.notes.write(f"stopped following; tournament {tournament.uuid} goes on in the "
-                             f"workers (cancel it with `manage.py cancel {tournament.uuid}`)")
-
-    def _picked_up(self, tournament: Tournament, stop: threading.Event) -> bool:
-        deadline = time.monotonic() + PICKUP_SECONDS
-        tasks = DBTaskResult.objects.filter(task_path=TASK_PATH,
-                                            args_kwargs__kwargs__tournament_uuid=str(tournament.uuid))
-        while time.monotonic() < deadline and not stop.is_set():
-            if tasks.exclude(status="READY").exists():
-                return True
-            stop.wait(0.25)
-        return False
-
-
-def _drive(*, tournament: Tournament, stop: threading.Event) -> None:
-    from django.db import connections
-
-    try:
-        tournament_drive(tournament=tournament, stop=stop)
-    finally:
-        connections.close_all()
+        run_follow(notes=self.notes, run=tournament, noun="tournament", task_path=TASK_PATH,
+                   kwarg="tournament_uuid", drive=tournament_drive, line=progress_line,
+                   pickup_seconds=PICKUP_SECONDS)

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from duels.engine.validation import environment_validation_report
+from duels.selectors.environments import after_play_lines, design_voided_evidence
 from sandbox_runner import SandboxUnavailable
 
 DOCS_POINTER = "see docs/environments.md for the contract and every check"
@@ -39,6 +40,10 @@ class Command(BaseCommand):
                                                    backend=settings.ENVDUELS_SANDBOX)
         except SandboxUnavailable as error:
             raise CommandError(f"no sandbox can run here: {error}") from None
+        # The same source caught after play here before: its evidence is part of the report.
+        evidence = design_voided_evidence(source=source)
+        if evidence is not None:
+            report["after_play"], report["valid"] = evidence, False
         if json:
             self.stdout.write(_dumps(report))
         else:
@@ -50,6 +55,8 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {mark} {check['name']}: {check['detail']}")
             for warning in report.get("warnings", []):
                 self.stdout.write(f"  warning: {warning}")
+            if evidence is not None:
+                self.stdout.write(after_play_lines(evidence))
         if not report["valid"]:
             raise CommandError(f"{file} is not a valid environment; {DOCS_POINTER}")
 

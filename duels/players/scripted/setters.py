@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 
@@ -63,6 +64,47 @@ def write_environment(
 ) -> GeneratedEnvironment:
     """Return the environment a setter of this style writes for this prompt."""
     chosen, level = choose_design(style=style, digests=digests, rng=rng, family=family)
+    return FAMILIES[chosen].generate(difficulty=level, rng=rng)
+
+
+def domain_family(domain: str) -> str:
+    """The family a scripted setter writes for a study's domain: the family of that name, or
+    (for a domain no family is named after) one picked by the name, the same every time."""
+    domain = " ".join(domain.split()).lower()
+    if domain in FAMILIES:
+        return domain
+    names = sorted(FAMILIES)
+    return names[int(hashlib.sha256(domain.encode()).hexdigest()[:8], 16) % len(names)]
+
+
+# Hardening: the field passed unhinted more often than this, so the revision is harder.
+HARDEN_ABOVE = 0.25
+# The hint no longer carried the field this often: the revision is a level easier.
+HINT_CARRIES = 0.5
+
+
+def revise_design(*, digest: str) -> tuple[str, int] | None:
+    """(family, level) of the revision a scripted setter writes from a field digest: harder
+    when the field passed without the hint too often (two levels when most did), a level
+    easier when even the hinted field mostly failed, else the same level anew; None when the
+    digest names no scripted environment."""
+    designs = _digest_designs([digest])
+    if not designs:
+        return None
+    _, family, level, unhinted, hinted = designs[0]
+    if unhinted > HARDEN_ABOVE:
+        level += 2 if unhinted > 0.5 else 1
+    elif hinted < HINT_CARRIES:
+        level -= 1
+    return family, clamp_difficulty(level)
+
+
+def revise_environment(*, digest: str, rng: random.Random,
+                       family: str | None = None) -> GeneratedEnvironment:
+    """The revised environment a scripted setter writes from the field's digest of its
+    version (`family` stands in when the digest names no scripted environment)."""
+    revised = revise_design(digest=digest)
+    chosen, level = revised or (family or sorted(FAMILIES)[0], NEEDS_HINT_LEVEL)
     return FAMILIES[chosen].generate(difficulty=level, rng=rng)
 
 

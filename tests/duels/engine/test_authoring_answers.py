@@ -46,8 +46,11 @@ def test_a_missing_hint_gets_a_repair_that_says_what_was_found(make, sandbox_bac
     assert repair.startswith(f"{prompts.REPAIR_LINE} Found a ```python block and no hint: no "
                              "```hint block, no ```json block with a \"hint\" key and no Hint: "
                              "section.")
-    roles = ModelCall.objects.filter(duel=duel).order_by("id").values_list("role", flat=True)
-    assert list(roles) == [ModelCall.Role.SETTER, ModelCall.Role.REPAIR]
+    calls = ModelCall.objects.filter(duel=duel).order_by("id")
+    assert list(calls.values_list("role", flat=True)) == [ModelCall.Role.SETTER,
+                                                         ModelCall.Role.REPAIR]
+    # The repaired answer is the one the environment came from; the malformed one became none.
+    assert [call.environment for call in calls] == [None, side.environment]
 
 
 def test_a_missing_title_is_named_in_the_validation_report(make, sandbox_backend, monkeypatch):
@@ -69,6 +72,7 @@ def test_two_modules_twice_forfeit_with_both_named(make, sandbox_backend, monkey
     side = authoring.duel_author_side(duel=duel, side="a", digests=[])
 
     assert side.environment is None
+    assert not ModelCall.objects.filter(environment__isnull=False).exists()
     assert side.forfeit == (
         "malformed answer after one repair request: Found two candidate modules: the ```python "
         "block at line 6 and the ```python block at line 19 both define class Environment. Send "

@@ -67,7 +67,8 @@ def test_result_json_has_the_documented_shape(make):
     result = duel_result(duel=duel)
     assert set(result) == {"duel", "outcome", "a", "b"}
     assert set(result["a"]) == {"player", "environment", "valid", "forfeit_reason", "p_unhinted",
-                                "p_hinted", "hint_gain", "setter_score", "flips"}
+                                "p_hinted", "hint_gain", "setter_score", "flips", "voided",
+                                "void_reason"}
     assert result["a"]["player"] == duel.a.name
     assert result["a"]["environment"] == str(duel.env_a.uuid)
     assert result["a"]["valid"] is True

@@ -114,3 +114,31 @@ def test_a_resumed_episode_does_not_replay_reminders_into_the_environment(
     sent = [m["content"] for m in solver.chats[0] if m["role"] != "system"]
     assert sent == ["Say open.", "ACTION: shut", "received 1: shut", "Hmm.",
                     "[EnvDuels format reminder] ..."]
+
+
+@pytest.mark.parametrize(("provider", "stop"), [("anthropic", "max_tokens"), ("openai", "length")])
+def test_a_reasoning_only_reply_at_the_token_limit_is_that_steps_format_error(
+        make, monkeypatch, provider, stop):
+    """Through the real SDK and a loopback server: the model thought until its token limit and
+    wrote no content. That turn is a format error and the episode goes on to its end; it is no
+    infrastructure fault."""
+    from tests.duels.players.loopback import LoopbackServer, loopback_player, reply
+
+    monkeypatch.setenv("LOOPBACK_TEST_API_KEY", "sk-loopback-test")
+    with LoopbackServer() as server:
+        server.script(reply("", thinking="Which word opens it? Perhaps... " * 30, stop=stop),
+                      reply("ACTION: open"))
+        solver = loopback_player(server, provider, params={"actions": "text"})
+        solver.save()
+        environment = make.environment(source=COUNTING_SOURCE, max_steps=4)
+        episode = episode_run(episode=make.episode(status=Status.PENDING, success=None,
+                                                   environment=environment, solver=solver))
+
+    assert episode.status == Status.FINISHED and episode.success is True, episode.error
+    assert episode.infra_faults == 0
+    empty, answered = episode.trajectory.filter(index__gte=1).order_by("index")
+    assert empty.is_format_reminder and empty.reply == ""
+    assert empty.format_error == (f"the reply has no content: the model reached its token limit "
+                                  f"({stop}) while reasoning, before writing an answer")
+    assert empty.thinking.startswith("Which word opens it?")
+    assert answered.observation == "received 1: open"

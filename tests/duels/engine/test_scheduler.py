@@ -7,7 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from duels.engine.scheduler import _claim_authoring, _claim_order, _Scope, authoring_limit
+from duels.engine.duel_scope import DuelScope
+from duels.engine.scheduler import _claim_authoring, _claim_order, authoring_limit
 from duels.engine.tournaments import tournament_create
 from duels.models import Duel, Episode, Status
 
@@ -22,7 +23,7 @@ def test_authoring_gets_a_small_bound_of_its_own(concurrency, expected):
 def test_authoring_claims_stop_at_the_limit_across_drivers(make):
     tournament = tournament_create(players=[make.player() for _ in range(4)], rounds=4,
                                    attempts=1, concurrency=8)
-    scope = _Scope(tournament=tournament, duel=None)
+    scope = DuelScope(tournament=tournament, duel=None)
     claimed = [_claim_authoring(scope, owner, 2) for owner in ("w1", "w2", "w1")]
     assert claimed[2] is None and None not in claimed[:2]
     assert Duel.objects.filter(tournament=tournament, status=Status.RUNNING).count() == 2

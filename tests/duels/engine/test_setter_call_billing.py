@@ -25,8 +25,8 @@ def _duel():
 
 def test_a_paid_setter_call_is_stored_and_charged():
     duel = _duel()
-    authoring._setter_call(duel=duel, player=duel.a, role=ModelCall.Role.SETTER,
-                           messages=MESSAGES)
+    authoring._setter_call(ledger=authoring.duel_ledger(duel=duel), player=duel.a,
+                           role=ModelCall.Role.SETTER, messages=MESSAGES)
     call = ModelCall.objects.get()
     duel.refresh_from_db()
     assert call.cost > 0 and duel.cost == pytest.approx(call.cost)
@@ -41,7 +41,7 @@ def test_a_charge_that_fails_leaves_no_unpaid_call(monkeypatch):
 
     monkeypatch.setattr(authoring, "duel_charge", database_gone)
     with pytest.raises(OperationalError):
-        authoring._setter_call(duel=duel, player=duel.a, role=ModelCall.Role.SETTER,
-                               messages=MESSAGES)
+        authoring._setter_call(ledger=authoring.duel_ledger(duel=duel), player=duel.a,
+                               role=ModelCall.Role.SETTER, messages=MESSAGES)
     assert not ModelCall.objects.exists()
     assert billing_once().held

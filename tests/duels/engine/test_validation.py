@@ -247,6 +247,7 @@ def test_near_miss_method_names_are_warnings(any_backend):
     assert report_for(MAZE_ENV, any_backend)["warnings"] == []
 
 
+@pytest.mark.django_db  # it also reads whether this design was voided after play here
 def test_validate_environment_prints_the_warnings(any_backend, settings, tmp_path):
     from io import StringIO
 
@@ -260,3 +261,21 @@ def test_validate_environment_prints_the_warnings(any_backend, settings, tmp_pat
     call_command("validate_environment", str(path), stdout=out)
     assert ("  warning: Environment defines solution() but no reference_solution(); only "
             "reference_solution is called, so solvability is not proven") in out.getvalue()
+
+
+def test_checks_are_listed_in_the_order_they_ran(any_backend):
+    """A check an earlier failure stopped comes after the one that failed, never above it."""
+    source = MAZE_ENV.replace('        if action == self.goal:',
+                              '        if action == "xyzzy":\n'
+                              '            raise ValueError("no magic here")\n'
+                              '        if action == self.goal:')
+    report = report_for(source, any_backend)
+    names = [check["name"] for check in report["checks"]]
+    assert names == list(CHECK_NAMES)
+    assert names[:4] == ["source_size", "module_loads", "three_seeds_reset", "junk_actions"]
+    failed = names.index("junk_actions")
+    assert report["checks"][failed]["passed"] is False
+    assert "no magic here" in report["checks"][failed]["detail"]
+    not_run = [n for n, check in enumerate(report["checks"])
+               if check["detail"] == "not run: an earlier check failed"]
+    assert not_run and min(not_run) > failed

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from duels.engine.validation import environment_validation_report
-from duels.engine.validation_probes import announced_actions, solver_actions
+from duels.engine.validation_probes import MAX_ANNOUNCED, announced_actions, solver_actions
 from sandbox_runner import SandboxLimits, open_sandbox
 from tests.sandbox_runner.conftest import first_working_backend
 
@@ -38,7 +38,18 @@ def test_the_solver_script_is_junk_then_probes_then_announced_forms_without_repe
     actions = solver_actions(["Actions: 'look', 'dig'.", "Actions: 'dig', 'help'."])
     assert actions[-5:] == ["help", "hint", "look", "?", "dig"]
     assert actions.count("look") == 1 and actions.count("help") == 1
-    assert len(announced_actions(["Actions: " + ", ".join(f"'a{n}'" for n in range(40))])) == 12
+    many = "Actions: " + ", ".join(f"'a{n}'" for n in range(40))
+    assert len(announced_actions([many])) == MAX_ANNOUNCED
+
+
+def test_commands_announced_anywhere_are_played_bullet_lists_included():
+    reset = ("The clock tower. Commands:\n- look: see the room\n- wind the key\n"
+             "* listen (hear the owl)\n1. open hatch - open it\n2. `press lever`\n\n"
+             "Or try one of these commands: north, south or climb.\n"
+             "- a bullet under no heading is prose")
+    assert announced_actions([reset]) == [
+        "press lever", "north", "south", "climb", "look", "wind the key", "listen",
+        "open hatch"]
 
 
 RANDOM_IN_STEP = '''

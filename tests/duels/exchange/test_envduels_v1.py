@@ -182,3 +182,18 @@ def test_export_refuses_an_empty_set_and_a_used_directory(make, tmp_path):
     with pytest.raises(CommandError, match="not an empty directory"):
         call_command("export", "--format", "envduels-v1", "--out", str(tmp_path / "used"))
     assert not (tmp_path / "none").exists()
+
+
+def test_a_design_with_graded_hints_exports_hint_1_and_hint_2(export, make, tmp_path):
+    _, environments = export
+    graded = environments[1]
+    make.hint(environment=graded, text="Look again at the last digit.", level=2)
+    out = tmp_path / "graded"
+    call_command("export", "--format", "envduels-v1", "--out", str(out))
+    rows = {row["environment"]: row
+            for row in json.loads((out / "manifest.json").read_text())["environments"]}
+    hints = json.loads((out / rows[str(graded.uuid)]["privileged"]).read_text())["hints"]
+    assert hints == {"hint_1": "Say exactly the number in the task.",
+                     "hint_2": "Look again at the last digit."}
+    ungraded = json.loads((out / rows[str(environments[0].uuid)]["privileged"]).read_text())
+    assert ungraded["hints"] == {"hint": "Say exactly the number in the task."}

@@ -5,20 +5,16 @@ message naming the cap and the command that writes the file on the server instea
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection
 
-from duels.management.commands.serve import daphne_argv
 from tests.duels.management.test_serve import free_port, wait_until_up
 from tests.helpers.big_duel import (
     CHUNKS_PER_OBSERVATION,
@@ -27,6 +23,7 @@ from tests.helpers.big_duel import (
     big_duel_create,
     big_duel_delete,
 )
+from tests.helpers.web_server import memory_kib, web_server_start
 
 ROOT = Path(__file__).resolve().parents[3]
 GROWTH_LIMIT_BYTES = 300 * 2**20
@@ -48,11 +45,6 @@ def big_duel(django_db_setup, django_db_blocker):
         user.delete()
 
 
-def _memory_kib(pid: int, field: str) -> int:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(rf"^{field}:\s+(\d+) kB", status, re.M).group(1))
-
-
 def _get(url: str, session_key: str) -> tuple[int, bytes]:
     request = urllib.request.Request(url, headers={"Cookie": f"sessionid={session_key}"})
     with urllib.request.urlopen(request, timeout=300) as response:
@@ -69,26 +61,18 @@ def test_a_52_mb_duel_streams_without_growing_the_server(big_duel):
     if connection.vendor != "sqlite":
         pytest.skip("the server process shares the SQLite test database file")
     port = free_port()
-    environment = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{Path(settings.DATABASES['default']['NAME']).resolve()}",
-        "DJANGO_SECRET_KEY": settings.SECRET_KEY,
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-    }
-    server = subprocess.Popen(daphne_argv(host="127.0.0.1", port=port), cwd=ROOT,
-                              env=environment, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)
+    server = web_server_start(port)
     try:
         site = f"http://127.0.0.1:{port}"
         wait_until_up(f"{site}/healthz", time.monotonic() + 60)
         small = duel.episodes.order_by("pk").first()
         # A first download loads the code and templates the big one uses.
         assert _get(f"{site}/episodes/{small.uuid}/replay.html", session_key)[0] == 200
-        before = _memory_kib(server.pid, "VmRSS")
+        before = memory_kib(server.pid, "VmRSS")
         started = time.monotonic()
         status, body = _get(f"{site}/duels/{duel.uuid}/replay.html", session_key)
         seconds = time.monotonic() - started
-        growth = (_memory_kib(server.pid, "VmHWM") - before) * 1024
+        growth = (memory_kib(server.pid, "VmHWM") - before) * 1024
     finally:
         server.terminate()
         _, errors = server.communicate(timeout=30)

@@ -84,6 +84,8 @@ def start_server(export: Path, port: int, backend: str) -> subprocess.Popen:
     server = subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "serve_envs", "--port", str(port), "--from",
          str(export), "--backend", backend, "--max-sessions", str(SESSIONS),
+         # One client plays every session here: its own share is the whole server.
+         "--max-sessions-per-client", str(SESSIONS), "--resets-per-minute", "1000",
          "--idle-timeout", str(IDLE_SECONDS)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     line = server.stdout.readline()  # "serving N designs on http://..." once it listens

@@ -57,3 +57,21 @@ def test_a_file_without_header_row_says_what_the_header_is(make, tmp_path):
     with pytest.raises(CommandError) as caught:
         run(path)
     assert "The first line must be the header row learner,environment,author" in str(caught.value)
+
+
+def test_a_cell_past_the_csv_field_limit_is_an_error_naming_its_line(make, tmp_path, client,
+                                                                    admin_user):
+    make.player(name="learner")
+    huge = "x" * 131_073
+    path = tmp_path / "transfer.csv"
+    path.write_text(HEADER + "learner,,learner,gsm8k,0.5,0.6\n"
+                    + f"learner,,learner,{huge},0.5,0.6\n")
+    with pytest.raises(CommandError) as caught:
+        run(path)
+    assert "line 3" in str(caught.value) and "131,072 characters" in str(caught.value)
+    assert "nothing was imported" in str(caught.value)
+    client.force_login(admin_user)
+    with path.open("rb") as upload:
+        response = client.post("/import/", {"csv_file": upload})
+    assert response.status_code == 400
+    assert "131,072 characters" in response.content.decode()

@@ -41,14 +41,19 @@ def _install(uv: str, python: str, args: list[str]) -> None:
 
 
 def trainer_venv(name: str, *, requirements: list[list[str]], envduels: bool = False,
-                 packages: tuple[Path, ...] = ()) -> Path:
+                 packages: tuple[Path, ...] = (), python: str | None = None) -> Path:
     """The cached virtualenv `name` with `requirements` installed (each inner list one install
     step, in order), plus EnvDuels from this checkout when `envduels`; then `packages` (freshly
-    exported directories) installed into it without dependencies, every run."""
+    exported directories) installed into it without dependencies, every run. `python` is the
+    interpreter it is made with (default this one's)."""
     uv = uv_binary()
     if uv is None:
         raise RuntimeError("uv is not installed (make install puts it in .venv/bin)")
-    material = repr(requirements).encode() + sys.version.encode()
+    interpreter = python or sys.executable
+    version = sys.version if python is None else subprocess.run(
+        [python, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
+        check=True).stdout
+    material = repr(requirements).encode() + version.encode()
     if envduels:
         material += (ROOT / "uv.lock").read_bytes()
     key = hashlib.sha256(material).hexdigest()[:16]
@@ -60,7 +65,7 @@ def trainer_venv(name: str, *, requirements: list[list[str]], envduels: bool = F
         fcntl.flock(lock, fcntl.LOCK_EX)  # one process builds or installs at a time
         if not (venv / "ready").exists():
             shutil.rmtree(venv, ignore_errors=True)
-            subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
+            subprocess.run([uv, "venv", "-q", "-p", interpreter, str(venv)], check=True)
             for step in requirements:
                 _install(uv, python, step)
             if envduels:
@@ -78,5 +83,5 @@ def venv_environment(**extra: str) -> dict[str, str]:
     bytecode is written (later runs import the library compiled)."""
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("PYTHONDONTWRITEBYTECODE", "VIRTUAL_ENV")}
-    environment.update(PYTHONPATH="", DJANGO_SETTINGS_MODULE="", **extra)
+    environment.update({"PYTHONPATH": "", "DJANGO_SETTINGS_MODULE": "", **extra})
     return environment

@@ -11,13 +11,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from duels.engine.worker_registry import REAPED_EXCEPTION
 from sandbox_runner import available_backends
+from tests.helpers.crashes import freeze_mid_episode, kill_machine
 from tests.helpers.parts import need
 from tests.helpers.postgres import copy_migrated_schema, fresh_postgres_database
 from tests.helpers.private_services import private_postgres
@@ -69,7 +69,7 @@ def _stop(worker: subprocess.Popen) -> None:
     try:
         worker.wait(timeout=30)
     except subprocess.TimeoutExpired:
-        _kill_machine(worker)
+        kill_machine(worker)
 
 
 def _prepare(url: str, tmp_path: Path, backends: list[str]) -> tuple[dict, str]:
@@ -83,21 +83,6 @@ def _prepare(url: str, tmp_path: Path, backends: list[str]) -> tuple[dict, str]:
     env.pop("REDIS_URL", None)
     printed = _manage(env, "shell", "--no-imports", "-c", PREPARE)
     return env, printed.strip().splitlines()[-1]
-
-
-def _children(pid: int) -> list[int]:
-    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
-    return [int(line) for line in found.stdout.split()]
-
-
-def _kill_machine(supervisor: subprocess.Popen) -> None:
-    """SIGKILL the supervisor and every worker process it runs, leaving no chance to clean up."""
-    os.kill(supervisor.pid, signal.SIGSTOP)  # it must not restart the children we kill
-    time.sleep(0.2)
-    for pid in _children(supervisor.pid):
-        os.kill(pid, signal.SIGKILL)
-    os.kill(supervisor.pid, signal.SIGKILL)
-    supervisor.wait()
 
 
 def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
@@ -114,28 +99,9 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
         try:
             with psycopg.connect(url, autocommit=True) as db:
                 # Kill the victim while one of its worker processes holds an episode that has
-                # stored steps (a lease owner is host:pid:random).
-                def victim_mid_episode():
-                    owners = [f"%:{pid}:%" for pid in _children(victim.pid)]
-                    return db.execute(
-                        "SELECT e.id FROM duels_episode e WHERE e.status = 'running' "
-                        "AND e.lease_owner LIKE ANY(%s) AND e.steps >= 1", (owners,),
-                    ).fetchone() if owners else None
-
-                def freeze_mid_episode():
-                    # Frozen, the victim cannot finish the episode before it is killed.
-                    if not victim_mid_episode():
-                        return None
-                    family = [victim.pid, *_children(victim.pid)]
-                    for pid in family:
-                        os.kill(pid, signal.SIGSTOP)
-                    held = victim_mid_episode()
-                    if not held:
-                        for pid in family:
-                            os.kill(pid, signal.SIGCONT)
-                    return held
-
-                held = wait_for(freeze_mid_episode, timeout=120, what="the victim mid-episode")
+                # stored steps.
+                held = wait_for(lambda: freeze_mid_episode(db, victim), timeout=120,
+                                what="the victim mid-episode")
                 steps_before = db.execute(
                     "SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
                     (held[0],)).fetchall()
@@ -145,7 +111,7 @@ def test_a_killed_worker_loses_nothing_and_the_tournament_completes(tmp_path):
                 assert len(victim_ids) == 2, victim_ids  # one engine worker, one service worker
                 # The survivor comes up while the victim hangs, then the victim dies.
                 workers.append(_worker(env, log))
-                _kill_machine(victim)
+                kill_machine(victim)
 
                 status = wait_for(lambda: tournament_status(db, tournament), timeout=180,
                                   what="the tournament to end")

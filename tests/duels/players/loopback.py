@@ -68,6 +68,9 @@ class Fault:
     gate: threading.Event | None = field(default=None, compare=False)
     gate_after: int = 1  # streamed text deltas sent before waiting for `gate`
     tool_calls: tuple[tuple[str, str], ...] = ()  # (tool name, arguments as JSON text)
+    # Why the model stopped, in the provider's words ("" = as it would: done, or a tool call);
+    # "length" (OpenAI) / "max_tokens" (Anthropic) is the token limit reached.
+    stop: str = ""
 
 
 def reply(text: str = "ACTION: ready", *, delay_s: float = 0.0, **options: Any) -> Fault:
@@ -151,7 +154,7 @@ def anthropic_body(fault: Fault, request: dict[str, Any], usage: Usage) -> dict[
         "role": "assistant",
         "model": request.get("model", ""),
         "content": content,
-        "stop_reason": "tool_use" if fault.tool_calls else "end_turn",
+        "stop_reason": fault.stop or ("tool_use" if fault.tool_calls else "end_turn"),
         "stop_sequence": None,
         "usage": anthropic_usage(usage),
     }
@@ -172,7 +175,7 @@ def openai_body(fault: Fault, request: dict[str, Any], usage: Usage) -> dict[str
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "tool_calls" if fault.tool_calls else "stop",
+                "finish_reason": fault.stop or ("tool_calls" if fault.tool_calls else "stop"),
             }
         ],
         "usage": openai_usage(usage),
@@ -220,7 +223,7 @@ def anthropic_events(
         index += 1
     events += anthropic_tool_events(fault.tool_calls, first_index=index,
                                     chunk_chars=fault.chunk_chars)
-    stop = "tool_use" if fault.tool_calls else "end_turn"
+    stop = fault.stop or ("tool_use" if fault.tool_calls else "end_turn")
     events.append(("message_delta", {
         "type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
         "usage": {"output_tokens": usage.output_tokens}}, False))
@@ -245,7 +248,8 @@ def openai_events(
         events.append(("", chunk({"content": piece}), True))
     for delta in openai_tool_deltas(fault.tool_calls, chunk_chars=fault.chunk_chars):
         events.append(("", chunk(delta), False))
-    events.append(("", chunk({}, "tool_calls" if fault.tool_calls else "stop"), False))
+    events.append(("", chunk({}, fault.stop or ("tool_calls" if fault.tool_calls else "stop")),
+                   False))
     if (request.get("stream_options") or {}).get("include_usage"):
         events.append(("", base | {"choices": [], "usage": openai_usage(usage)}, False))
     return events

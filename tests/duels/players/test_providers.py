@@ -9,6 +9,7 @@ import time
 import pytest
 
 from duels.players import PlayerError, player_client, player_require_credentials
+from duels.players.actions import action_read
 from tests.duels.players.loopback import (
     ANTHROPIC_PATH,
     OPENAI_PATH,
@@ -202,10 +203,30 @@ def test_malformed_json_is_a_clear_player_error(server, provider):
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_empty_content_is_an_empty_reply_error(server, provider):
+def test_empty_content_is_a_reply_read_as_a_format_error(server, provider):
     server.script(empty())
-    with pytest.raises(PlayerError, match="returned an empty reply"):
-        player_client(loopback_player(server, provider)).complete(CHAT)
+    completion = player_client(loopback_player(server, provider)).complete(CHAT)
+    assert completion.text == ""
+    parsed = action_read(completion=completion, protocol="text")
+    assert parsed.action == "" and parsed.format_error == "the reply has no content"
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+@pytest.mark.parametrize(("provider", "stop"), [("anthropic", "max_tokens"),
+                                                ("openai", "length"),
+                                                ("openai_compatible", "length")])
+def test_a_reasoning_only_reply_at_the_token_limit_is_that_turns_format_error(
+        server, provider, stop, streaming):
+    """The model thought until its token limit and wrote nothing: its reply, not a fault."""
+    server.script(reply("", thinking="Let me weigh the levers one by one... " * 20, stop=stop))
+    player = loopback_player(server, provider, params={"stream": streaming})
+    completion = player_client(player).complete(CHAT)
+    assert completion.text == "" and completion.thinking.startswith("Let me weigh")
+    for protocol in ("text", "tool"):
+        parsed = action_read(completion=completion, protocol=protocol)
+        assert parsed.action == ""
+        assert parsed.format_error == (f"the reply has no content: the model reached its token "
+                                       f"limit ({stop}) while reasoning, before writing an answer")
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])

@@ -95,7 +95,11 @@ def test_within_one_episode_words_in_order(make):
     Step.objects.filter(episode=other, index=1).update(reply="salt #4000")
     assert episode_search(episode=episode, query="salt #4000") == [2, 5]
     assert episode_search(episode=episode, query="4000 AT") == [2, 5]
-    assert episode_search(episode=episode, query="40") == []  # words, not parts of words
+    # Find as you type: the last word may be the start of a word, the others are whole words.
+    assert episode_search(episode=episode, query="sal") == [2, 5]
+    assert episode_search(episode=episode, query="salt #40") == [2, 5]
+    assert episode_search(episode=episode, query="40 at") == []
+    assert episode_search(episode=episode, query="alt") == []  # a word's start, not its middle
     assert episode_search(episode=make.episode(), query="salt") == []
     with pytest.raises(SearchQueryError):
         episode_search(episode=episode, query="   ")
@@ -115,6 +119,9 @@ hits = transcripts_search(query="salt #4000").hits
 print([(h.step.episode_id == second.pk, h.step.index) for h in hits])
 Step.objects.filter(episode=second, index=1).update(reply="pepper")
 print(len(transcripts_search(query="salt 4000").hits), len(transcripts_search(query='"or (*').hits))
+from duels.selectors.search import episode_search
+print(episode_search(episode=first, query="gra"), episode_search(episode=first, query="a gra"),
+      episode_search(episode=first, query="grain 40"), episode_search(episode=first, query="rain"))
 """
 
 
@@ -127,4 +134,5 @@ def test_search_on_postgresql():
             cwd=ROOT, env={**os.environ, "DATABASE_URL": url}, capture_output=True, text=True,
             timeout=300)
         assert result.returncode == 0, result.stderr
-        assert result.stdout.split("\n")[:2] == ["[(True, 1), (False, 2)]", "1 0"]
+        assert result.stdout.split("\n")[:3] == ["[(True, 1), (False, 2)]", "1 0",
+                                                  "[2] [2] [2] []"]

@@ -59,6 +59,33 @@ def test_deactivation_ends_tokens(client, owner):
     assert api_status(client, raw) == 401
 
 
+def test_reactivating_a_user_does_not_revive_their_old_tokens(client, owner, staff):
+    _, old = api_token_create(user=owner, name="laptop")
+    owner.is_active = False
+    owner.save()
+    # Reactivated in the admin, as staff do.
+    client.force_login(staff)
+    owner.is_active = True
+    owner.save()
+    client.logout()
+    assert api_token_authenticate(raw=old) is None
+    assert api_status(client, old) == 401
+    token = ApiToken.objects.get(user=owner)
+    from duels.services.api_tokens import api_token_state
+
+    assert api_token_state(token=token).startswith("ended: the user was deactivated")
+    _, new = api_token_create(user=owner, name="new laptop")
+    assert api_status(client, new) == 200
+
+
+def test_docs_pages_need_sign_in(client, owner):
+    anonymous = client.get("/docs/security.md")
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+    assert client.get("/glossary/").status_code == 200
+    client.force_login(owner)
+    assert client.get("/docs/security.md").status_code == 200
+
+
 def test_scopes(owner):
     _, read = api_token_create(user=owner, name="reader")
     _, operate = api_token_create(user=owner, name="ops", scope=TokenScope.OPERATE)

@@ -171,7 +171,7 @@ def test_environment_and_training_downloads(owner_client, make):
 
 def test_import_page_is_staff_only_and_reports_the_line(client, owner, staff, make):
     client.force_login(owner)
-    assert client.get(reverse("duels:import")).status_code == 302
+    assert client.get(reverse("duels:import")).status_code == 403
     client.force_login(staff)
     bad = io.BytesIO(b'{"format": "envduels.v1"}\n{"kind": "player", "uuid": 5}\n')
     bad.name = "bad.jsonl"
@@ -188,3 +188,29 @@ def test_import_page_is_staff_only_and_reports_the_line(client, owner, staff, ma
     response = client.post(reverse("duels:import"), {"file": good})
     assert response.status_code == 200
     assert Duel.objects.filter(uuid=duel.uuid).exists()
+
+
+def test_a_note_is_capped_and_a_long_one_folded(owner_client, make):
+    environment = make.environment()
+    too_long = owner_client.post(panel_url(environment), {"text": "x" * 10_001}, **HTMX)
+    assert "Notes are limited to 10,000 characters." in too_long.content.decode()
+    assert not Annotation.objects.exists()
+    # A browser sends line breaks as CRLF; each counts once, as the writer saw it.
+    crlf = "a line of a long note\r\n" * 450  # 9,900 characters as typed, 10,350 as sent
+    assert len(crlf) > 10_000
+    saved = owner_client.post(panel_url(environment), {"text": crlf}, **HTMX).content.decode()
+    assert "Saved your note." in saved
+    assert len(Annotation.objects.get().text) == 22 * 450 - 1
+    assert '<details class="note-long">' in saved
+    assert "show the whole note (9,899 characters)" in saved
+
+
+def test_a_saved_line_note_comes_with_the_source_gutter(owner_client, make):
+    environment = make.environment()
+    saved = owner_client.post(panel_url(environment), {"text": "look here", "line_start": "2",
+                                                       "line_end": "3"}, **HTMX).content.decode()
+    assert '<div class="source-view" id="source" hx-swap-oob="outerHTML">' in saved
+    row = saved[saved.index('<tr id="line-2"'):saved.index('<tr id="line-3"')]
+    assert "noted" in row and "look here" in row
+    listed = owner_client.get(panel_url(environment), **HTMX).content.decode()
+    assert "hx-swap-oob" not in listed  # a plain listing leaves the source alone

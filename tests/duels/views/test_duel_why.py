@@ -9,16 +9,16 @@ import re
 import pytest
 
 from duels.glossary import GLOSSARY
-from duels.templatetags.duels_format import pct_range, pp, pp_range
+from duels.templatetags.duels_format import gain, gain_range, pct_range
 
 pytestmark = pytest.mark.django_db
 
 
 def test_number_format_pass_rates_percent_gain_in_signed_points():
-    assert pp(0.25) == "+25 pp" and pp(-0.1) == "\u221210 pp" and pp(0.0) == "0 pp"
-    assert pp(None) == "—"
+    assert gain(0.25) == "+25 pp" and gain(-0.1) == "\u221210 pp" and gain(0.0) == "0 pp"
+    assert gain(None) == "—"
     assert pct_range(0.125, 0.5) == "[12%, 50%]" and pct_range(None, 0.5) == ""
-    assert pp_range(-0.1, 0.4) == "[\u221210, +40] pp"
+    assert gain_range(-0.1, 0.4) == "[\u221210, +40] pp"
 
 
 def test_duel_page_explains_a_win(owner_client, make):

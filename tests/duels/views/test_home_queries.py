@@ -33,3 +33,20 @@ def test_home_page_queries_do_not_grow_with_players(owner_client, make):
     with_three_hundred = home_queries(owner_client)
     assert with_three == with_three_hundred
     assert with_three <= 20
+
+
+def test_latest_duels_show_running_duels_first(owner_client, make):
+    """A demo that is still starting: one duel runs, ten newer ones wait. The README's
+    "click a running duel" needs the running one in the list."""
+    from duels.models import Duel, Status
+
+    a, b = make.player(), make.player()
+    running = Duel.objects.create(a=a, b=b, status=Status.RUNNING)
+    for _ in range(10):
+        Duel.objects.create(a=a, b=b, status=Status.PENDING)
+    page = owner_client.get("/").content.decode()
+    rows = page[page.index("Latest duels"):]
+    links = [part.split('"')[0] for part in rows.split('href="/duels/')[1:]]
+    duel_links = [link for link in links if len(link) > 30]
+    assert duel_links[0] == f"{running.uuid}/"
+    assert len(set(duel_links)) == 10

@@ -3,6 +3,8 @@ headline figures move; the flywheel's training set leaves them out unless asked 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from duels.models import Environment
@@ -43,7 +45,19 @@ def test_training_set_and_pages_leave_out_a_design_labelled_broken(make, client,
     page = client.get("/analytics/").content.decode()
     assert 'id="labels-effect"' in page
     assert '<strong id="labels-excluded">1 design</strong> is labelled broken' in page
-    assert "<td>duels</td><td>6</td><td><strong>5</strong></td>" in page
+    assert '<td>duels</td><td class="num">6 → <strong>5</strong></td>' in page
+    # Each figure by its label with its value formatted, never an internal key or a raw dict.
+    card = page[page.index('id="labels-effect"'):page.index("</section>",
+                                                            page.index('id="labels-effect"'))]
+    assert ": figure" not in card and "{&#x27;" not in card and "&#x27;key&#x27;" not in card
+    assert "share of resamples where the top" in card
+    assert 'href="/glossary/#p_top_differs"' in card
+    cells = re.findall(r'<td class="num">(.*?)</td>', card)
+    assert len(cells) >= 15
+    number = r"(?:—|[\d,]+|−?\d+\.\d\d|[a-z][\w -]*)"
+    for cell in cells:
+        assert re.fullmatch(rf"{number} → <strong>{number}</strong>|{number} "
+                            r'<span class="small muted">\(unchanged\)</span>', cell), cell
     flywheel = client.get("/flywheel/").content.decode()
     assert "1 design labelled broken or hint-leaking is left out of this set." in flywheel
     flywheel = client.get("/flywheel/?labelled=include").content.decode()

@@ -118,7 +118,7 @@ def test_metrics_count_what_is_stored(client, staff, make):
 def test_the_workers_panel_is_for_staff(client, owner, staff):
     _heartbeat("w-live", seconds_ago=1, host="gpu-box-3")
     client.force_login(owner)
-    assert client.get("/workers/").status_code == 302  # to the admin sign-in
+    assert client.get("/workers/").status_code == 403  # the app's own refusal page
     client.force_login(staff)
     page = client.get("/workers/").content.decode()
     assert "gpu-box-3" in page and "duels, episodes" in page and "live" in page

@@ -169,3 +169,22 @@ def test_the_queue_list_makes_the_same_number_of_queries_for_more_queues(
     with django_assert_max_num_queries(len(few.captured_queries)):
         page = client.get(reverse("duels:queue_list"))
     assert page.text.count("1/2 answers") == 4
+
+
+def test_a_queue_whose_designs_are_not_stored_here_opens_and_says_so(client, staff, owner):
+    missing = "ab" * 32
+    queue = AnnotationQueue.objects.create(name="Imported", rubric=rubric_default(),
+                                           designs=[missing], overlap=1, created_by=staff)
+    queue.annotators.set([owner])
+    pair = AnnotationQueue.objects.create(name="Imported pairs", rubric=rubric_default(),
+                                          kind="pairwise", pair_question="clarity",
+                                          designs=[missing, "cd" * 32],
+                                          pairs=[[missing, "cd" * 32]], overlap=1,
+                                          created_by=staff)
+    pair.annotators.set([owner])
+    client.force_login(owner)
+    for item in (queue, pair):
+        page = client.get(reverse("duels:queue_work", args=[item.uuid]))
+        assert page.status_code == 200
+        assert "No copy of this design is stored in this installation" in page.content.decode()
+        assert client.get(reverse("duels:queue_results", args=[item.uuid])).status_code == 200

@@ -33,6 +33,8 @@ def filter_timings(client, duel) -> dict[str, tuple[float, int, str]]:
         "list": "/duels/?q={}",
         "export": "/export/duels.jsonl?q={}",
         "episode": f"/episodes/{last.uuid}/search.json?q={{}}",
+        # The cross-transcript search narrowed by a facet: a bounded scan of the matches.
+        "faceted": f"/duels/search/?solver={last.solver.uuid}&condition={last.condition}&q={{}}",
     }
     client.get("/duels/")  # the first page a process serves loads its templates
     results = {}
@@ -48,6 +50,8 @@ def filter_timings(client, duel) -> dict[str, tuple[float, int, str]]:
             elif name == "export":
                 found = str(sum(1 for line in body.splitlines()
                                 if json.loads(line).get("kind") == "duel"))
+            elif name == "faceted":
+                found = str(body.count('class="snippet"'))
             else:
                 found = str(json.loads(body).get("indices"))
             results[f"{name} {label}"] = (seconds, response.status_code, found)
@@ -66,6 +70,8 @@ def check(results: dict) -> None:
     assert results["list pathological"][1:] == (200, "False")
     assert results["export pathological"][1:] == (200, "0")
     assert results["episode pathological"][1] == 400
+    assert results["faceted needle"][1:] == (200, "1")
+    assert results["faceted pathological"][1] == 400
 
 
 @pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('duels', '0021_studies_versions_domains'),
+        ('duels', '0025_study_slots_progress'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

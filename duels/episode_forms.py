@@ -1,0 +1,44 @@
+"""The episode list's facets (GET): the same form narrows `/episodes/` and the cross-transcript
+search's results."""
+
+from __future__ import annotations
+
+from django import forms
+
+from duels.forms import PlayerChoiceField, blank_choices
+from duels.models import Condition, Player, Study, Tournament
+from duels.selectors.episode_list import OUTCOMES, EpisodeFilters
+
+
+class EpisodeFilterForm(forms.Form):
+    solver = PlayerChoiceField(queryset=Player.objects.order_by("name"), to_field_name="uuid",
+                               required=False)
+    setter = PlayerChoiceField(queryset=Player.objects.order_by("name"), to_field_name="uuid",
+                               required=False, label="Setter (the environment's author)")
+    condition = forms.ChoiceField(choices=blank_choices(Condition.choices), required=False)
+    outcome = forms.ChoiceField(
+        choices=blank_choices([(key, label) for key, (label, _) in OUTCOMES.items()]),
+        required=False)
+    environment = forms.UUIDField(
+        required=False, label="Environment (uuid)",
+        help_text="Any copy of a design: every copy's episodes are listed.",
+        widget=forms.TextInput(attrs={"size": 36, "placeholder": "uuid of an environment"}))
+    tournament = forms.ModelChoiceField(queryset=Tournament.objects.order_by("-created_at"),
+                                        to_field_name="uuid", required=False)
+    study = forms.ModelChoiceField(queryset=Study.objects.order_by("-created_at"),
+                                   to_field_name="uuid", required=False)
+
+    FACETS = ("solver", "setter", "condition", "outcome", "environment", "tournament", "study")
+
+    def filters(self) -> EpisodeFilters:
+        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
+
+        def uuid_of(name):
+            value = data.get(name)
+            return getattr(value, "uuid", value) or None
+
+        return EpisodeFilters(
+            solver=uuid_of("solver"), setter=uuid_of("setter"),
+            condition=data.get("condition") or "", outcome=data.get("outcome") or "",
+            environment=data.get("environment"), tournament=uuid_of("tournament"),
+            study=uuid_of("study"))
