@@ -255,7 +255,7 @@ def episode_run(
     """
     owner = owner or worker_identity()
     episode = Episode.objects.select_related(
-        "environment", "hint", "solver", "duel", "study"
+        "environment", "hint", "solver", "duel", "study", "evaluation"
     ).get(pk=episode.pk)
     held = episode.status == Status.RUNNING and episode.lease_owner == owner
     if not held and not episode_claim(episode_id=episode.pk, owner=owner):

@@ -45,7 +45,7 @@ from sandbox_runner import (
 
 # Whose episodes pair up: the owner fields an episode's pair shares with it (a panel
 # evaluation adds its own).
-OWNER_FIELDS = ("duel_id", "study_id")
+OWNER_FIELDS = ("duel_id", "study_id", "evaluation_id")
 COMPARED = ("observation", "reward", "done", "success")
 # Environment faults a replay can meet where the played run met none: a limit the environment's
 # own code hits. A timeout is tried once more first (a busy machine is not the environment).

@@ -16,7 +16,15 @@ from duels.models.environments import (
 )
 from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Proof, Step
 from duels.models.estimates import EnvironmentEstimate
-from duels.models.panels import OutcomeStatus, OutsideOutcome, Panel, PanelEntry, PanelOrigin
+from duels.models.evaluations import Evaluation, PanelFigures
+from duels.models.panels import (
+    OutcomeStatus,
+    OutsideOutcome,
+    Panel,
+    PanelEntry,
+    PanelFrozen,
+    PanelOrigin,
+)
 from duels.models.players import Player, Provider, builtin_player_uuid
 from duels.models.rubrics import (
     Adjudication,
@@ -50,7 +58,10 @@ __all__ = [
     "StudySlot",
     "SlotPhase",
     "Panel",
+    "Evaluation",
+    "PanelFigures",
     "PanelEntry",
+    "PanelFrozen",
     "PanelOrigin",
     "OutsideOutcome",
     "OutcomeStatus",

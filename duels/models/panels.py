@@ -27,6 +27,17 @@ class PanelOrigin(models.TextChoices):
     IMPORT = "import", "an envduels-v1 export"
 
 
+class PanelFrozen(Exception):
+    """A write that would change a panel already evaluated on (or any written entry)."""
+
+
+class PanelQuerySet(models.QuerySet):
+    def update(self, **fields):
+        if "manifest_sha256" in fields:
+            raise PanelFrozen("a panel's manifest hash is its identity: make a new panel")
+        return super().update(**fields)
+
+
 class Panel(models.Model):
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=200)
@@ -41,15 +52,54 @@ class Panel(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = PanelQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.short_hash})"
 
+    def save(self, *args, **kwargs) -> None:
+        # What a panel holds never changes (docs/panels.md): its hash is written once.
+        if self.pk is not None and Panel.objects.filter(pk=self.pk).exclude(
+                manifest_sha256=self.manifest_sha256).exists():
+            raise PanelFrozen(f"panel {self.name}: its manifest hash is its identity; a change "
+                              "makes a new panel")
+        super().save(*args, **kwargs)
+
+    @property
+    def evaluated(self) -> bool:
+        return self.evaluations.exists()
+
     @property
     def short_hash(self) -> str:
         return self.manifest_sha256[:12]
+
+
+def _refuse_on_evaluated(panel_ids: set[int]) -> None:
+    from duels.models.evaluations import Evaluation
+
+    if Evaluation.objects.filter(panel_id__in=panel_ids).exists():
+        raise PanelFrozen("this panel has been evaluated on and never changes: make a new "
+                          "panel (manage.py panel create) for other versions")
+
+
+class PanelEntryQuerySet(models.QuerySet):
+    """Entries are written once, with their panel: never updated, and never added to or
+    removed from a panel that has been evaluated on."""
+
+    def update(self, **fields):
+        raise PanelFrozen("a panel's versions are written once and never changed")
+
+    def delete(self):
+        _refuse_on_evaluated(set(self.values_list("panel_id", flat=True)))
+        return super().delete()
+
+    def bulk_create(self, objs, *args, **kwargs):
+        objs = list(objs)
+        _refuse_on_evaluated({entry.panel_id for entry in objs})
+        return super().bulk_create(objs, *args, **kwargs)
 
 
 class PanelEntry(models.Model):
@@ -81,6 +131,8 @@ class PanelEntry(models.Model):
         Hint, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
 
+    objects = PanelEntryQuerySet.as_manager()
+
     class Meta:
         ordering = ["panel", "position"]
         constraints = [
@@ -90,6 +142,17 @@ class PanelEntry(models.Model):
 
     def __str__(self) -> str:
         return self.entry_id
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None:
+            raise PanelFrozen(f"{self.entry_id}: a panel's versions are written once and "
+                              "never changed")
+        _refuse_on_evaluated({self.panel_id})
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        _refuse_on_evaluated({self.panel_id})
+        return super().delete(*args, **kwargs)
 
     @property
     def hint_levels(self) -> list[int]:
