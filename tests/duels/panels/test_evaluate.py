@@ -21,23 +21,11 @@ from duels.models import (
     PanelFrozen,
     Status,
 )
-from tests.duels.panels.handmade import SEEDS, write_export, write_snapshot
-from tests.duels.panels.test_import_export import sandboxed  # noqa: F401 (fixture)
+from tests.duels.panels.handmade import SEEDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PLAYER = "builtin-cautious"
-
-
-@pytest.fixture
-def panel(sandboxed, tmp_path, capsys):  # noqa: F811
-    call_command("seed_builtin", verbosity=0)
-    write_export(tmp_path / "export", extra_clock=True)
-    write_snapshot(tmp_path / "snapshot", tmp_path / "export")
-    call_command("import", str(tmp_path / "export"), "--name", "original")
-    call_command("import", str(tmp_path / "snapshot"), "--panel", "original")
-    capsys.readouterr()
-    return Panel.objects.get(name="original")
 
 
 def evaluate(*args: str) -> dict:
@@ -47,17 +35,17 @@ def evaluate(*args: str) -> dict:
     return json.loads(out.getvalue())
 
 
-def test_a_dry_run_counts_what_would_be_played_and_creates_nothing(panel):
+def test_a_dry_run_counts_what_would_be_played_and_creates_nothing(original):
     printed = evaluate("--dry-run", "--seeds-per-environment", "2")
     # Six valid versions (the clock-reading one is never played) x 2 seeds x 2 conditions.
-    assert printed == {"panel": str(panel.uuid), "player": PLAYER, "played": 0,
+    assert printed == {"panel": str(original.uuid), "player": PLAYER, "played": 0,
                        "remaining": 24, "incomplete": 0}
     assert not Evaluation.objects.exists() and not Episode.objects.exists()
 
 
-def test_evaluating_plays_each_case_once_and_again_plays_only_the_incomplete(panel):
+def test_evaluating_plays_each_case_once_and_again_plays_only_the_incomplete(original):
     printed = evaluate("--seeds-per-environment", "2", "--wait")
-    assert printed == {"panel": str(panel.uuid), "player": PLAYER, "played": 24,
+    assert printed == {"panel": str(original.uuid), "player": PLAYER, "played": 24,
                        "remaining": 0, "incomplete": 0}
     evaluation = Evaluation.objects.get()
     assert evaluation.status == Status.FINISHED
@@ -87,8 +75,9 @@ def test_evaluating_plays_each_case_once_and_again_plays_only_the_incomplete(pan
     assert printed["played"] == 36 and Episode.objects.filter(evaluation=evaluation).count() == 36
 
 
-def test_a_panel_evaluated_on_never_changes(panel):
+def test_a_panel_evaluated_on_never_changes(original):
     evaluate("--environments", "1", "--seeds-per-environment", "1", "--wait")
+    panel = original
     entry = panel.entries.first()
     entry.domain = "other"
     with pytest.raises(PanelFrozen):
@@ -110,7 +99,7 @@ def test_a_panel_evaluated_on_never_changes(panel):
     assert PanelEntry.objects.filter(panel=panel).count() == 7
 
 
-def test_bad_inputs_are_refused_with_what_to_change(panel):
+def test_bad_inputs_are_refused_with_what_to_change(original):
     with pytest.raises(CommandError, match="--hint-level must be a whole number from 1 to 2"):
         evaluate("--hint-level", "3")
     with pytest.raises(CommandError, match="--seeds-per-environment must be"):

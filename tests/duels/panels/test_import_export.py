@@ -21,20 +21,11 @@ from duels.models import (
     PanelEntry,
     Player,
 )
-from tests.duels.exchange.test_rl_gymnasium import sandbox_works
 from tests.duels.panels.handmade import AUTHORS, SEEDS, hints_of, write_export
-from tests.helpers.parts import need
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def sandboxed(settings):
-    need(sandbox_works(), "no sandbox backend works here")
-    from sandbox_runner import available_backends
-
-    backends = available_backends()
-    settings.ENVDUELS_SANDBOX = "bwrap" if "bwrap" in backends else backends[0]
 
 
 def documented_manifest_hash(rows: list[dict], root) -> str:

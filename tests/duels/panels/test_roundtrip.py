@@ -17,7 +17,6 @@ from django.core.management import CommandError, call_command
 
 from duels.models import Contract, Environment, PanelEntry, Study
 from tests.duels.panels.handmade import write_export
-from tests.duels.panels.test_import_export import sandboxed  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[3]
@@ -81,7 +80,7 @@ def make_study(make) -> Study:
 
 
 def test_a_study_panel_leaves_and_comes_back_as_the_same_panel(
-        sandboxed, make, tmp_path, capsys, settings):  # noqa: F811
+        sandboxed, make, tmp_path, capsys, settings):
     study = make_study(make)
     call_command("panel", "create", "--study", str(study.uuid), "--name", "field panel")
     capsys.readouterr()
@@ -119,7 +118,7 @@ def test_a_study_panel_leaves_and_comes_back_as_the_same_panel(
 
 
 def test_an_imported_panel_exports_its_classes_byte_for_byte(
-        sandboxed, tmp_path, capsys, settings):  # noqa: F811
+        sandboxed, tmp_path, capsys, settings):
     rows = write_export(tmp_path / "original")
     call_command("import", str(tmp_path / "original"), "--name", "original")
     capsys.readouterr()
@@ -157,7 +156,7 @@ def test_panel_commands_say_what_is_wrong(make, capsys):
 
 
 def test_the_exchange_file_carries_panels_and_their_outcomes_to_another_installation(
-        sandboxed, tmp_path, capsys, settings):  # noqa: F811
+        sandboxed, tmp_path, capsys, settings):
     from tests.duels.panels.handmade import write_snapshot
 
     write_export(tmp_path / "original")

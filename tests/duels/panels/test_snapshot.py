@@ -17,7 +17,6 @@ from tests.duels.panels.handmade import (
     write_export,
     write_snapshot,
 )
-from tests.duels.panels.test_import_export import sandboxed  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +24,7 @@ TARGET = "environments/gamma-405b/env_001/harden_01"
 
 
 @pytest.fixture
-def imported(sandboxed, tmp_path, capsys):  # noqa: F811
+def imported(sandboxed, tmp_path, capsys):
     write_export(tmp_path / "export")
     write_snapshot(tmp_path / "snapshot", tmp_path / "export")
     call_command("import", str(tmp_path / "export"), "--name", "original")
