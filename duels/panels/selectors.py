@@ -80,3 +80,21 @@ def panel_outcome_summary(panel: Panel) -> list[dict]:
         hinted_passed=Count("id", filter=Q(hinted=True, status="success")),
         incomplete=Count("id", filter=Q(status="incomplete"))))
     return list(rows)
+
+
+def panel_evaluations(panel: Panel) -> list[dict]:
+    """The panel's evaluations, newest first, each with its plays counted: played (decided),
+    incomplete (ended without a result) and open (not ended yet). One query each."""
+    from django.db.models import Q
+
+    from duels.models import DONE_STATUSES, EndReason, Evaluation, Status
+
+    decided = Q(episodes__status=Status.FINISHED) | Q(episodes__status=Status.FAILED,
+                                                       episodes__end_reason=EndReason.ENV_ERROR)
+    rows = (Evaluation.objects.filter(panel=panel).select_related("player", "created_by")
+            .annotate(plays=Count("episodes"), played=Count("episodes", filter=decided),
+                      ended=Count("episodes", filter=Q(episodes__status__in=DONE_STATUSES)))
+            .order_by("-created_at", "-pk"))
+    return [{"evaluation": row, "plays": row.plays, "played": row.played,
+             "incomplete": row.ended - row.played, "open": row.plays - row.ended}
+            for row in rows]
