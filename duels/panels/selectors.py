@@ -98,3 +98,9 @@ def panel_evaluations(panel: Panel) -> list[dict]:
     return [{"evaluation": row, "plays": row.plays, "played": row.played,
              "incomplete": row.ended - row.played, "open": row.plays - row.ended}
             for row in rows]
+
+
+def evaluation_exists(*, evaluation_uuid: UUID | str) -> bool:
+    from duels.models import Evaluation
+
+    return Evaluation.objects.filter(uuid=evaluation_uuid).exists()
