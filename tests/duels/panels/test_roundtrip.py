@@ -190,3 +190,38 @@ def test_the_exchange_file_carries_panels_and_their_outcomes_to_another_installa
                           cwd=ROOT, env=third.env, capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and "do not give its manifest hash" in done.stderr
     assert json.loads(third.run("panel", "list").strip() or "[]") == []
+
+
+def test_a_panel_exported_and_imported_elsewhere_ranks_the_same_outcomes_alike(
+        sandboxed, tmp_path, capsys, settings):
+    """One installation imports the hand-written export and its snapshot, exports the panel as
+    envduels-v1; a second, separately migrated one imports that export and the same snapshot:
+    the same manifest hash and the same ranking, figure for figure."""
+    from io import StringIO
+
+    from tests.duels.panels.handmade import write_snapshot
+
+    write_export(tmp_path / "original")
+    write_snapshot(tmp_path / "snapshot", tmp_path / "original")
+    call_command("import", str(tmp_path / "original"), "--name", "original")
+    call_command("import", str(tmp_path / "snapshot"), "--panel", "original")
+    call_command("export", "--format", "envduels-v1", "--panel", "original",
+                 "--out", str(tmp_path / "out"))
+    capsys.readouterr()
+    here = StringIO()
+    call_command("analytics", "--panel", "original", "--json", stdout=here)
+    here = json.loads(here.getvalue())
+    panel = PanelEntry.objects.first().panel
+
+    second = SecondInstallation(tmp_path / "second", settings.ENVDUELS_SANDBOX)
+    uuid = second.run("import", str(tmp_path / "out")).strip()
+    assert json.loads(second.run("panel", "show", uuid, "--json"))["manifest_sha256"] == \
+        panel.manifest_sha256
+    second.run("import", str(tmp_path / "snapshot"), "--panel", uuid)
+    there = json.loads(second.run("analytics", "--panel", uuid, "--json"))
+    assert there["models"] == here["models"] and len(here["models"]) == 3
+
+    def without_uuids(rows):
+        return [{key: value for key, value in row.items() if key != "uuid"} for row in rows]
+
+    assert without_uuids(there["environments"]) == without_uuids(here["environments"])
