@@ -21,6 +21,7 @@ from duels.models import (
     PanelFrozen,
     Status,
 )
+from tests.docs.documented import documented_json, key_paths
 from tests.duels.panels.handmade import SEEDS
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -41,6 +42,8 @@ def test_a_dry_run_counts_what_would_be_played_and_creates_nothing(original):
     assert printed == {"panel": str(original.uuid), "player": PLAYER, "played": 0,
                        "remaining": 24, "incomplete": 0}
     assert not Evaluation.objects.exists() and not Episode.objects.exists()
+    shown = documented_json("json-outputs.md", "`manage.py evaluate … --json`")
+    assert key_paths(printed) == key_paths(shown)
 
 
 def test_evaluating_plays_each_case_once_and_again_plays_only_the_incomplete(original):

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from duels.models import Episode, Panel
+from tests.docs.documented import documented_json, key_paths
 from tests.duels.panels.definitions import ranking
 from tests.duels.panels.handmade import AUTHORS, SEEDS, env_id, outcome
 from tests.duels.panels.test_evaluate import PLAYER
@@ -50,6 +51,12 @@ def test_the_ranking_equals_the_definitions_for_imported_and_evaluated_models(or
     call_command("analytics", "--panel", "original", "--json", stdout=out)
     printed = json.loads(out.getvalue())
     assert set(printed) == {"models", "environments"}
+    shown = documented_json("json-outputs.md", "`manage.py analytics --panel P --json`")
+
+    def paths(data):  # the per-domain scores are keyed by the panel's own domains
+        return {path for path in key_paths(data) if "domain_scores." not in path}
+
+    assert paths(printed) == paths(shown)
     rows = {row["model"]: row for row in printed["models"]}
     assert set(rows) == {*AUTHORS, PLAYER}
     assert [rows[name]["imported"] for name in (*AUTHORS, PLAYER)] == [True, True, True, False]
