@@ -8,7 +8,9 @@ domain-balanced means over the slots where it is defined in both versions. `firs
 compares each slot's final version with its first the same way (a slot whose revisions all
 failed validation counts with its first version final: no change). Intervals: a studentized
 bootstrap over slots within each author's slots of each domain
-(duels/studies/figures_resampling.py).
+(duels/studies/figures_resampling.py), drawn from a generator keyed by the compared pairs, so
+the same comparison (one hardening round's, and first to final when there is one round) gets the
+same interval wherever it is shown.
 """
 
 from __future__ import annotations
@@ -76,6 +78,14 @@ def hardening_rows(field: Field, by_version: VersionFigures, *, intervals: bool,
               "setter_score": score_values(by_version.scores, "setter_score"),
               "peer_discrimination": by_version.peer_discrimination}
     position = {version.uuid: v for v, version in enumerate(field.versions)}
+    base = int(rng.integers(2**62))
+
+    def compare(pairs: list[tuple[int, int]]) -> dict:
+        pairs = sorted(pairs, key=lambda parent_child: parent_child[1])
+        keyed = np.random.default_rng([base, *(child for _, child in pairs)])
+        return _compare(pairs, field, values, intervals=intervals, resamples=resamples,
+                        rng=keyed)
+
     rounds: dict[int, list[tuple[int, int]]] = {}
     for child, version in enumerate(field.versions):
         parent = position.get(version.parent) if version.parent else None
@@ -83,8 +93,7 @@ def hardening_rows(field: Field, by_version: VersionFigures, *, intervals: bool,
             rounds.setdefault(version.revision, []).append((parent, child))
     rows = []
     for revision in sorted(rounds):
-        row = _compare(rounds[revision], field, values, intervals=intervals,
-                       resamples=resamples, rng=rng)
+        row = compare(rounds[revision])
         rows.append({"revision": revision, "parent_revision": revision - 1, **row})
     first: dict[str, int] = {}
     last: dict[str, int] = {}
@@ -96,6 +105,5 @@ def hardening_rows(field: Field, by_version: VersionFigures, *, intervals: bool,
     slots = sorted(set(first) & set(last))
     if not any(field.versions[last[slot]].revision > 0 for slot in slots):
         return rows, None
-    overall = _compare([(first[slot], last[slot]) for slot in slots], field, values,
-                       intervals=intervals, resamples=resamples, rng=rng)
+    overall = compare([(first[slot], last[slot]) for slot in slots])
     return rows, overall

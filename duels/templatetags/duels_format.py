@@ -101,10 +101,12 @@ def env_name(environment) -> str:
 
 @register.filter
 def bounds(value: list | tuple | None, digits: int = 2) -> str:
-    """A 95% interval stored as [low, high]: "[0.12, 0.48]"; "" when it is unknown."""
+    """A 95% interval stored as [low, high]: "[0.12, 0.48]", "[−0.03, 0.90]" (the minus sign
+    `signed` writes); "" when it is unknown."""
     if not isinstance(value, list | tuple) or len(value) != 2 or None in value:
         return ""
-    return f"[{float(value[0]):.{int(digits)}f}, {float(value[1]):.{int(digits)}f}]"
+    low, high = (f"{float(end):.{int(digits)}f}".replace("-", "\u2212") for end in value)
+    return f"[{low}, {high}]"
 
 
 @register.filter

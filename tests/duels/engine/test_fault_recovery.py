@@ -85,7 +85,9 @@ def test_a_provider_outage_mid_tournament_changes_no_outcome(sandbox):
 
 def _kill_the_episode_containers(stop: threading.Event, killed: list[str]) -> None:
     """Once an episode has stored steps, kill this process's running sandbox containers from
-    outside (only ours: other test runs may share the Docker engine)."""
+    outside (only ours: other test runs may share the Docker engine), until a kill hit an
+    episode's play: on a loaded machine a kill can land between an episode's last step and its
+    end, or only on the replay that proves it after play, which the episode does not notice."""
     import docker
 
     from sandbox_runner.backends.docker import OWNER, OWNER_LABEL
@@ -93,16 +95,28 @@ def _kill_the_episode_containers(stop: threading.Event, killed: list[str]) -> No
     api = docker.from_env().api
     while not stop.is_set():
         if Episode.objects.filter(status=Status.RUNNING, steps__gte=1).exists():
+            struck = False
             for container in api.containers(filters={"label": f"{OWNER_LABEL}={OWNER}",
                                                      "status": "running"}):
                 try:
                     api.kill(container["Id"])
                     killed.append(container["Id"])
+                    struck = True
                 except docker.errors.APIError:
                     pass  # it ended meanwhile
-            if killed:
+            if struck and _an_episode_noticed(stop):
                 return
         time.sleep(0.05)
+
+
+def _an_episode_noticed(stop: threading.Event, *, seconds: float = 3.0) -> bool:
+    """Whether an episode recorded an infrastructure fault within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not stop.is_set():
+        if Episode.objects.filter(infra_faults__gt=0).exists():
+            return True
+        time.sleep(0.05)
+    return Episode.objects.filter(infra_faults__gt=0).exists()
 
 
 def _drive_disturbed(settings, disturb, *args):
