@@ -41,6 +41,7 @@ class DuelsConfig(AppConfig):
         # owner of its episodes (duels/engine/owners.py).
         from duels import tasks  # noqa: F401
         from duels.engine import duel_owner  # noqa: F401
+        from duels.panels import owner as evaluation_owner  # noqa: F401
         from duels.signals import data_changed
         from duels.studies import owner  # noqa: F401
 

@@ -30,6 +30,8 @@ from channels.layers import get_channel_layer
 
 from duels.episode_hub import EpisodeHub, db_read, steps_frame
 from duels.error_text import reader_is_staff
+from duels.panels.owner import evaluation_group
+from duels.panels.selectors import evaluation_exists
 from duels.selectors.episodes import EpisodeState, episode_state
 from duels.selectors.viewers import viewer_still_allowed
 from duels.services.api_tokens import api_token_authenticate
@@ -296,18 +298,29 @@ class StudyConsumer(AsyncJsonWebsocketConsumer):
     """Tells one signed-in viewer of a study page each time a field play of the study ends
     (`{"type": "episode.ended", "episode", "status"}`), so the page refreshes its progress at
     once; the page polls too, so a lost message only delays it. Closes with 4401 or 4404 as the
-    episode stream does, and with 4401 once its credentials stop holding."""
+    episode stream does, and with 4401 once its credentials stop holding. EvaluationConsumer
+    does the same for a panel evaluation's plays."""
+
+    kwarg = "study_uuid"
+
+    @staticmethod
+    def run_exists(*, run_uuid: str) -> bool:
+        return study_exists(study_uuid=run_uuid)
+
+    @staticmethod
+    def run_group(*, run_uuid: str) -> str:
+        return study_group(study_uuid=run_uuid)
 
     async def connect(self) -> None:
         user = await _viewer(self.scope)
         if user is None:
             await self.refuse(CLOSE_UNAUTHENTICATED)
             return
-        study_uuid = str(self.scope["url_route"]["kwargs"]["study_uuid"])
-        if not await database_sync_to_async(study_exists)(study_uuid=study_uuid):
+        run_uuid = str(self.scope["url_route"]["kwargs"][self.kwarg])
+        if not await database_sync_to_async(self.run_exists)(run_uuid=run_uuid):
             await self.refuse(CLOSE_NOT_FOUND)
             return
-        self.group = study_group(study_uuid=study_uuid)
+        self.group = self.run_group(run_uuid=run_uuid)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         self.guard = asyncio.create_task(_watch_credentials(self, user.pk))
@@ -328,3 +341,17 @@ class StudyConsumer(AsyncJsonWebsocketConsumer):
     async def episode_ended(self, event: dict) -> None:
         await self.send_json({"type": "episode.ended", "episode": event.get("episode"),
                               "status": event.get("status")})
+
+
+class EvaluationConsumer(StudyConsumer):
+    """`/ws/evaluations/<uuid>/`: each play of a panel evaluation that ends, as StudyConsumer."""
+
+    kwarg = "evaluation_uuid"
+
+    @staticmethod
+    def run_exists(*, run_uuid: str) -> bool:
+        return evaluation_exists(evaluation_uuid=run_uuid)
+
+    @staticmethod
+    def run_group(*, run_uuid: str) -> str:
+        return evaluation_group(evaluation_uuid=run_uuid)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django import forms
 
 from duels.forms import PlayerChoiceField, blank_choices
-from duels.models import Condition, Player, Study, Tournament
+from duels.models import Condition, Evaluation, Player, Study, Tournament
 from duels.selectors.episode_list import OUTCOMES, EpisodeFilters
 
 
@@ -28,7 +28,12 @@ class EpisodeFilterForm(forms.Form):
     study = forms.ModelChoiceField(queryset=Study.objects.order_by("-created_at"),
                                    to_field_name="uuid", required=False)
 
-    FACETS = ("solver", "setter", "condition", "outcome", "environment", "tournament", "study")
+    evaluation = forms.ModelChoiceField(
+        queryset=Evaluation.objects.select_related("player", "panel").order_by("-created_at"),
+        to_field_name="uuid", required=False, label="Panel evaluation")
+
+    FACETS = ("solver", "setter", "condition", "outcome", "environment", "tournament", "study",
+              "evaluation")
 
     def filters(self) -> EpisodeFilters:
         data = self.cleaned_data if self.is_bound and self.is_valid() else {}
@@ -41,4 +46,4 @@ class EpisodeFilterForm(forms.Form):
             solver=uuid_of("solver"), setter=uuid_of("setter"),
             condition=data.get("condition") or "", outcome=data.get("outcome") or "",
             environment=data.get("environment"), tournament=uuid_of("tournament"),
-            study=uuid_of("study"))
+            study=uuid_of("study"), evaluation=uuid_of("evaluation"))

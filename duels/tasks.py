@@ -38,6 +38,13 @@ def study_drive_task(study_uuid: str) -> str:
     return study_drive_in_worker(study_uuid=study_uuid)
 
 
+@task(queue_name="duels")
+def evaluation_drive_task(evaluation_uuid: str) -> str:
+    from duels.panels.scope import evaluation_drive_in_worker
+
+    return evaluation_drive_in_worker(evaluation_uuid=evaluation_uuid)
+
+
 @task(queue_name="default")
 def stale_work_sweep_task() -> list[str]:
     from duels.engine.workers import stale_work_sweep
@@ -60,6 +67,13 @@ def study_figures_refresh_task(study_uuid: str) -> int:
     from duels.studies.results import study_figures_refresh_by_uuid
 
     return study_figures_refresh_by_uuid(study_uuid=study_uuid)
+
+
+@task(queue_name="analytics")
+def panel_figures_refresh_task(panel_uuid: str) -> int:
+    from duels.panels.figures_cache import panel_figures_refresh_by_uuid
+
+    return panel_figures_refresh_by_uuid(panel_uuid=panel_uuid)
 
 
 @task(queue_name="analytics")
@@ -89,9 +103,11 @@ tasks_register(
     tournament_drive=tournament_drive_task,
     duel_drive=duel_drive_task,
     study_drive=study_drive_task,
+    evaluation_drive=evaluation_drive_task,
     stale_work_sweep=stale_work_sweep_task,
     analytics_refresh=analytics_refresh_task,
     study_figures_refresh=study_figures_refresh_task,
+    panel_figures_refresh=panel_figures_refresh_task,
     queue_results=queue_results_task,
     player_check=player_check_task,
 )

@@ -67,13 +67,16 @@ def __dir__() -> list[str]:
 
 
 def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = "auto", *,
-                 clock_offset: int = 0, ready: bool = True) -> Sandbox:
+                 clock_offset: int = 0, ready: bool = True,
+                 adapter: dict | None = None) -> Sandbox:
     """Start a fresh sandbox, load `code` into it and return it (a context manager).
 
     With `clock_offset` (seconds) every clock the environment reads is moved by that much and
     its heap is laid out differently (the replay after play compares against the played run).
     With `ready=False` the sandbox is started here rather than taken from the ready supply (work
     off any waiting path, such as that replay, leaves the ready sandboxes to episodes).
+    `adapter` (an Environment's `sandbox_adapter`) plays a source of another interface, an
+    envduels-v1 class, behind the same protocol, sandbox and limits.
 
     Raises SandboxUnavailable when no backend can run here, EnvCodeError when the module does
     not load, and the other SandboxError kinds when a limit is hit while loading.
@@ -89,7 +92,7 @@ def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = 
     process, pooled = POOL.take(chosen, limits) if ready else (chosen.start(limits), False)
     sandbox = Sandbox(process, limits)
     try:
-        sandbox.load(code, clock_offset=clock_offset)
+        sandbox.load(code, clock_offset=clock_offset, adapter=adapter)
     except SandboxCrashed:
         sandbox.close()
         if not pooled:
@@ -97,7 +100,7 @@ def open_sandbox(code: str, limits: SandboxLimits | None = None, backend: str = 
         # A warm sandbox may have died while it waited; retry once on a freshly started one.
         sandbox = Sandbox(chosen.start(limits), limits)
         try:
-            sandbox.load(code, clock_offset=clock_offset)
+            sandbox.load(code, clock_offset=clock_offset, adapter=adapter)
         except BaseException:
             sandbox.close()
             raise

@@ -86,10 +86,13 @@ class Sandbox:
                 self.kill()
         return self.channel.log_text
 
-    def load(self, code: str, *, clock_offset: int = 0) -> None:
+    def load(self, code: str, *, clock_offset: int = 0, adapter: dict | None = None) -> None:
         """Load the module; with `clock_offset` (seconds) every clock it reads is moved by that
-        much (the replay after play: see the guest)."""
-        fields = {"clock_offset": int(clock_offset)} if clock_offset else {}
+        much (the replay after play: see the guest); `adapter` names another interface the guest
+        adapts (an envduels-v1 class: {"format": "envduels-v1", "class_name", "max_turns"})."""
+        fields: dict = {"clock_offset": int(clock_offset)} if clock_offset else {}
+        if adapter is not None:
+            fields["adapter"] = adapter
         reply = self.call("load", code=code, **fields)
         self.max_steps, self.has_reference = self.checked(reply_load_values, reply)
 

@@ -235,6 +235,7 @@ def _play(
     doorbell_warm()  # its thread makes the channel layer while the sandbox opens
     return solver_loop(
         source=episode.environment.source, max_steps=episode.environment.max_steps,
+        adapter=episode.environment.sandbox_adapter,
         solver=episode.solver, client=player_client(episode.solver),
         hint_text=episode.hint.text if episode.hint_id else None,
         journal=_StoredEpisode(episode=episode, owner=owner, stop=stop, alongside=alongside))
@@ -254,7 +255,7 @@ def episode_run(
     """
     owner = owner or worker_identity()
     episode = Episode.objects.select_related(
-        "environment", "hint", "solver", "duel", "study"
+        "environment", "hint", "solver", "duel", "study", "evaluation"
     ).get(pk=episode.pk)
     held = episode.status == Status.RUNNING and episode.lease_owner == owner
     if not held and not episode_claim(episode_id=episode.pk, owner=owner):

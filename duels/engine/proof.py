@@ -45,7 +45,7 @@ from sandbox_runner import (
 
 # Whose episodes pair up: the owner fields an episode's pair shares with it (a panel
 # evaluation adds its own).
-OWNER_FIELDS = ("duel_id", "study_id")
+OWNER_FIELDS = ("duel_id", "study_id", "evaluation_id")
 COMPARED = ("observation", "reward", "done", "success")
 # Environment faults a replay can meet where the played run met none: a limit the environment's
 # own code hits. A timeout is tried once more first (a busy machine is not the environment).
@@ -70,7 +70,8 @@ def replay_alongside_open(*, episode: Episode) -> ReplayAlongside | None:
     if not proof_enabled() or episode.environment.status == EnvironmentStatus.INVALID:
         return None
     return ReplayAlongside(source=episode.environment.source, seed=episode.seed,
-                           backend=settings.ENVDUELS_SANDBOX)
+                           backend=settings.ENVDUELS_SANDBOX,
+                           adapter=episode.environment.sandbox_adapter)
 
 
 def episode_provable(*, status: str, end_reason: str) -> bool:
@@ -267,7 +268,8 @@ class _ReplayStopped(Exception):
 def _replay(episode: Episode, answers: list[Answer]) -> dict[str, Any] | None:
     try:
         sandbox = open_sandbox(episode.environment.source, backend=settings.ENVDUELS_SANDBOX,
-                               clock_offset=REPLAY_CLOCK_OFFSET)
+                               clock_offset=REPLAY_CLOCK_OFFSET,
+                               adapter=episode.environment.sandbox_adapter)
     except (EnvCodeError, *REPLAY_LIMIT_ERRORS) as error:
         raise _ReplayStopped(0, error) from error
     with sandbox:

@@ -36,8 +36,10 @@ ENVIRONMENT_FAULTS = (EnvCodeError, SandboxTimeout, SandboxMemoryExceeded, Sandb
 class ReplayAlongside:
     """A second sandbox replaying the episode's actions as they are played."""
 
-    def __init__(self, *, source: str, seed: int, backend: str) -> None:
+    def __init__(self, *, source: str, seed: int, backend: str,
+                 adapter: dict | None = None) -> None:
         self.source, self.seed, self.backend = source, seed, backend
+        self.adapter = adapter  # the environment's sandbox_adapter (an envduels-v1 class)
         self.answers: list[dict[str, Any]] = []  # the reset's, then one per action sent
         self.stopped: tuple[int, BaseException] | None = None  # (answer number, the fault)
         self.broken: BaseException | None = None  # an infrastructure fault: replay afresh
@@ -88,7 +90,8 @@ class ReplayAlongside:
         def work() -> None:
             # Started here, in the replay's own thread: the ready sandboxes are the episodes'.
             self._sandbox = open_sandbox(self.source, backend=self.backend,
-                                         clock_offset=REPLAY_CLOCK_OFFSET, ready=False)
+                                         clock_offset=REPLAY_CLOCK_OFFSET, ready=False,
+                                         adapter=self.adapter)
             observation = self._sandbox.reset(seed=self.seed)
             self.answers.append({"observation": text_bound(observation,
                                                            limit=OBSERVATION_CHARS)})

@@ -88,15 +88,16 @@ def _answer(
 
 def solver_loop(
     *, source: str, max_steps: int | None, solver: Player, client: ChatPlayer,
-    hint_text: str | None, journal: EpisodeJournal,
+    hint_text: str | None, journal: EpisodeJournal, adapter: dict | None = None,
 ) -> tuple[str, str, bool | None, str]:
     """Play `source` with `solver` through its `client` (hinted when `hint_text` is given, in
     the solver's prompt only) to its end; return (status, end_reason, success, message).
+    `adapter` is the environment's `sandbox_adapter` (an imported envduels-v1 class).
     Faults propagate."""
     protocol = action_protocol(solver)
     params = solver.params or {}
     opening = time.monotonic()
-    with open_sandbox(source, backend=settings.ENVDUELS_SANDBOX) as sandbox:
+    with open_sandbox(source, backend=settings.ENVDUELS_SANDBOX, adapter=adapter) as sandbox:
         journal.opened(sandbox=sandbox, start_ms=int((time.monotonic() - opening) * 1000))
         max_steps = max_steps or sandbox.max_steps
         progress = journal.start(sandbox=sandbox, protocol=protocol)

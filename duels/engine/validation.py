@@ -57,8 +57,10 @@ CHECK_NAMES = ("source_size", "module_loads", "three_seeds_reset", "junk_actions
 class ValidationRun:
     """Collects check results while sandboxes run; any sandbox-limit error is recorded."""
 
-    def __init__(self, source: str, limits: SandboxLimits | None, backend: str) -> None:
+    def __init__(self, source: str, limits: SandboxLimits | None, backend: str,
+                 adapter: dict | None = None) -> None:
         self.source = source
+        self.adapter = adapter
         self.limits = limits
         self.backend = backend
         self.backend_used = backend
@@ -75,7 +77,7 @@ class ValidationRun:
     def in_fresh_sandbox(self, work: Callable[[Any], Any]) -> Any:
         """Run `work(sandbox)` in a newly loaded sandbox; sandbox errors propagate."""
         with open_sandbox(self.source, limits=self.limits, backend=self.backend,
-                          clock_offset=self.clock_offset) as sandbox:
+                          clock_offset=self.clock_offset, adapter=self.adapter) as sandbox:
             self.backend_used = sandbox.backend_name
             self.max_steps = sandbox.max_steps
             return work(sandbox)
@@ -132,17 +134,20 @@ def short(error: BaseException, limit: int = 500) -> str:
 
 def environment_validation_report(*, source: str, hint_texts: list[str],
                                   limits: SandboxLimits | None = None,
-                                  backend: str = "auto") -> dict[str, Any]:
+                                  backend: str = "auto",
+                                  adapter: dict | None = None) -> dict[str, Any]:
     """Run every validation check (docs/environments.md) on `source` in two fresh sandboxes.
 
     The source is read first (validation_static: sources of non-determinism the sandbox cannot
     pin are refused with their line); then both sandboxes play the same script
     (validation_transcript.play_script), the first also playing the solver's game a second time,
     and their transcripts are compared answer by answer. Raises SandboxUnavailable when no
-    sandbox can run here (that is not the setter's fault).
+    sandbox can run here (that is not the setter's fault). With `adapter` (an imported
+    envduels-v1 class) the same checks play the class through the guest's adapter.
     """
-    run = ValidationRun(source, limits, backend)
-    run.warnings.extend(near_miss_warnings(source))
+    run = ValidationRun(source, limits, backend, adapter)
+    if adapter is None:  # near misses are of EnvDuels' own names
+        run.warnings.extend(near_miss_warnings(source))
     static_refusals, static_warnings = determinism_findings(source)
     if len(static_refusals) > MAX_FINDINGS_SHOWN:  # the report stays short: the first few lines
         static_refusals = [*static_refusals[:MAX_FINDINGS_SHOWN],
@@ -244,13 +249,16 @@ def finish_limits_check(run: ValidationRun) -> None:
                "; ".join(run.limit_errors) or "every call stayed within the sandbox limits")
 
 
-def source_validate(*, source: str, hint_texts: list[str], name: str) -> dict[str, Any]:
+def source_validate(*, source: str, hint_texts: list[str], name: str,
+                    adapter: dict | None = None) -> dict[str, Any]:
     """The validation report of `source` in this installation's sandbox, as a duel takes it:
     an unexpected failure or a `max_steps` out of range is an invalid report with the reason.
+    `adapter` plays an imported envduels-v1 class (a stored environment's `sandbox_adapter`).
     Only SandboxUnavailable (no sandbox here: an infrastructure fault) escapes."""
     try:
         report = environment_validation_report(
-            source=source, hint_texts=hint_texts, backend=settings.ENVDUELS_SANDBOX)
+            source=source, hint_texts=hint_texts, backend=settings.ENVDUELS_SANDBOX,
+            adapter=adapter)
     except SandboxUnavailable:
         raise
     except Exception as error:
@@ -276,7 +284,8 @@ def environment_validate(*, environment: Environment) -> Environment:
     """
     hint_texts = list(environment.hints.values_list("text", flat=True))
     report = source_validate(source=environment.source, hint_texts=hint_texts,
-                             name=f"environment {environment.uuid}")
+                             name=f"environment {environment.uuid}",
+                             adapter=environment.sandbox_adapter)
     if environment.title == UNTITLED and environment.author_id is not None:
         report["warnings"] = [UNTITLED_WARNING, *report.get("warnings", [])]
     try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 from uuid import UUID
@@ -19,12 +18,15 @@ from django.db import models
 from django.db.models import Prefetch, QuerySet
 
 from duels.error_text import error_for_reader
+from duels.exchange.fields import Field, _f, _ref
 from duels.exchange.identities import author_plain_name
+from duels.exchange.panel_schema import PANEL_MODELS, PANEL_SCHEMA
 from duels.models import (
     Adjudication,
     Annotation,
     AnnotationQueue,
     Answer,
+    Contract,
     Duel,
     Environment,
     Episode,
@@ -47,37 +49,6 @@ from duels.models.environments import version_name
 FORMAT = "envduels.v1"
 FORMAT_LINE = {"format": FORMAT}
 CHUNK_SIZE = 250  # rows per fetch: the export holds about one chunk at a time
-
-
-@dataclass(frozen=True)
-class Field:
-    """One record field: its JSON name, type, model path (for `.values()`), and constraints.
-
-    Types: str, int, number, bool, time, object, tags (list of str), ref (uuid of `ref` kind),
-    refs (list of uuids of `ref` kind), target (annotation target, kind given by target_kind),
-    uuid (a plain uuid), list and json (any JSON list / value), names (people's plain names).
-    """
-
-    name: str
-    type: str
-    path: str = ""
-    nullable: bool = False
-    ref: str = ""
-    choices: tuple[str, ...] = ()
-    minimum: float | None = None
-    # An optional field older files may lack: absent, it reads as `default`.
-    optional: bool = False
-    default: Any = None
-    # Computed from other fields when written (an environment's `version`), checked on import.
-    derived: bool = False
-
-
-def _f(name: str, type_: str, path: str = "", **options: Any) -> Field:
-    return Field(name=name, type=type_, path=path or name, **options)
-
-
-def _ref(name: str, kind: str, *, nullable: bool = False, path: str = "") -> Field:
-    return Field(name=name, type="ref", path=path or f"{name}__uuid", ref=kind, nullable=nullable)
 
 
 _STATUSES = tuple(Status.values)
@@ -135,12 +106,15 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
               optional=True),
         Field(name="version", type="str", path="version", optional=True, default="",
               derived=True),
+        # Optional (older files lack them): an imported class's own interface (docs/panels.md).
+        _f("contract", "str", optional=True, default="envduels", choices=tuple(Contract.values)),
+        _f("class_name", "str", optional=True, default=""),
     ),
     "hint": (
         _ref("environment", "environment"),
         _ref("author", "player", nullable=True),
         _f("text", "str"),
-        # Optional (older files lack it): the graded level, 1 unless the hint is a `hint_2`.
+        # Optional (older files lack it): 1 for `hint`/`hint_1`, 2 for the graded `hint_2`.
         _f("level", "int", optional=True, default=1, minimum=1),
     ),
     "tournament": (
@@ -282,6 +256,7 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("decided_by", "str", path="decided_by__username", nullable=True),
         _f("created_at", "time"),
     ),
+    **PANEL_SCHEMA,
 }
 KIND_ORDER: tuple[str, ...] = tuple(SCHEMA)
 MODELS: dict[str, type[models.Model]] = {
@@ -299,6 +274,7 @@ MODELS: dict[str, type[models.Model]] = {
     "queue": AnnotationQueue,
     "answer": Answer,
     "adjudication": Adjudication,
+    **PANEL_MODELS,
 }
 
 

@@ -20,6 +20,7 @@ from django.db import IntegrityError, models, transaction
 
 from duels.exchange.export import KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.identities import author_imported_username
+from duels.exchange.panel_schema import PANEL_KINDS, panel_record_build
 from duels.exchange.records import ExchangeImportError, exchange_canonical, exchange_read
 from duels.exchange.team_import import (
     TeamImportError,
@@ -184,6 +185,8 @@ class _Writer:
         kind, uuid = record["kind"], UUID(record["uuid"])
         if kind in TEAM_KINDS:
             return team_record_build(record, pk=self.pk, user=self.user)
+        if kind in PANEL_KINDS:
+            return panel_record_build(record, pk=self.pk)
         if kind == "player":
             # A file never decides which host variable is sent where: the player arrives with
             # no key variable and marked imported until staff review it (duels.players.keys).
@@ -202,6 +205,7 @@ class _Writer:
             return Environment(
                 uuid=uuid, title=record["title"], author_id=self.pk("player", record["author"]),
                 source=record["source"], validation=validation, status=status, max_steps=max_steps,
+                contract=record["contract"], class_name=record["class_name"],
                 study_id=self.pk("study", record["study"]),
                 **_plain(record, "domain", "benchmark_seeds", "slot", "revision"),
             )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
@@ -25,6 +26,7 @@ from duels.bounds import (
 from duels.exchange.errors import ExchangeImportError
 from duels.exchange.export import FORMAT, KIND_ORDER, MODELS, SCHEMA, Field, iso_time
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
+from duels.exchange.panel_schema import PANEL_KINDS, panel_record_check
 from duels.exchange.team_records import TEAM_KINDS, team_record_check
 from duels.models import Provider, TargetKind, content_hash
 from duels.models.environments import version_name
@@ -248,6 +250,12 @@ def _check_record(record: dict[str, Any], line: int) -> None:
         raise ExchangeImportError("a transfer result names an environment or an author", line=line)
     if kind in TEAM_KINDS:
         team_record_check(record, line)
+    if kind in PANEL_KINDS:
+        panel_record_check(record, line)
+    if kind == "environment" and record["contract"] != "envduels" and not re.match(
+            r"^[A-Za-z_][A-Za-z0-9_]{0,99}$", record["class_name"]):
+        raise ExchangeImportError("an imported class's environment names its class_name",
+                                  line=line)
     if kind == "annotation":
         is_step = record["target_kind"] == TargetKind.STEP
         if is_step != (record["index"] is not None):

@@ -22,6 +22,9 @@ from duels.models import (
     Environment,
     Episode,
     Hint,
+    OutsideOutcome,
+    Panel,
+    PanelEntry,
     Player,
     Rubric,
     Step,
@@ -90,6 +93,9 @@ def exchange_everything() -> dict[str, QuerySet]:
         "queue": AnnotationQueue.objects.all(),
         "answer": Answer.objects.all(),
         "adjudication": Adjudication.objects.all(),
+        "panel": Panel.objects.all(),
+        "panel_entry": PanelEntry.objects.all(),
+        "outside_outcome": OutsideOutcome.objects.all(),
     }
 
 

@@ -21,6 +21,7 @@ from duels.exchange.export import (
     PLAYER_SERVER_FIELDS,
     exchange_records,
 )
+from duels.exchange.panel_schema import PanelChecks
 from duels.exchange.records import (
     ExchangeImportError,
     exchange_canonical,
@@ -97,6 +98,7 @@ class _Validator:
         self.step_keys: set[tuple[str, int]] = set()
         self.invalid_environments: set[str] = set()
         self.last_kind_rank = 0
+        self.panels = PanelChecks()
 
     def add(self, line: int, obj: dict[str, Any]) -> None:
         record = exchange_canonical(obj, line)
@@ -132,6 +134,7 @@ class _Validator:
 
     def _remember(self, record: dict[str, Any], line: int) -> None:
         kind = record["kind"]
+        self.panels.remember(record, line)
         if kind == "environment":
             validation = record["validation"]
             if validation is not None and validation.get("valid") is False:
@@ -218,6 +221,7 @@ class _Validator:
         self._check_references()
         self._check_hints()
         self._check_outcomes()
+        self.panels.finish(self.plan.existing["panel"])
         return self.plan
 
     def _check_references(self) -> None:

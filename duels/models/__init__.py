@@ -7,9 +7,24 @@ from duels.models.accounts import RateBucket, SignInFailure
 from duels.models.annotations import STARTER_TAGS, Annotation, TargetKind
 from duels.models.common import DONE_STATUSES, Status
 from duels.models.duels import Duel, Outcome, Tournament
-from duels.models.environments import Environment, EnvironmentStatus, Hint, content_hash
+from duels.models.environments import (
+    Contract,
+    Environment,
+    EnvironmentStatus,
+    Hint,
+    content_hash,
+)
 from duels.models.episodes import Condition, EndReason, Episode, ModelCall, Proof, Step
 from duels.models.estimates import EnvironmentEstimate
+from duels.models.evaluations import Evaluation, PanelFigures
+from duels.models.panels import (
+    OutcomeStatus,
+    OutsideOutcome,
+    Panel,
+    PanelEntry,
+    PanelFrozen,
+    PanelOrigin,
+)
 from duels.models.players import Player, Provider, builtin_player_uuid
 from duels.models.rubrics import (
     Adjudication,
@@ -34,6 +49,7 @@ __all__ = [
     "builtin_player_uuid",
     "EnvironmentStatus",
     "content_hash",
+    "Contract",
     "Environment",
     "Hint",
     "EnvironmentEstimate",
@@ -41,6 +57,14 @@ __all__ = [
     "Study",
     "StudySlot",
     "SlotPhase",
+    "Panel",
+    "Evaluation",
+    "PanelFigures",
+    "PanelEntry",
+    "PanelFrozen",
+    "PanelOrigin",
+    "OutsideOutcome",
+    "OutcomeStatus",
     "Outcome",
     "Duel",
     "ModelCall",

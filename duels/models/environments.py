@@ -19,6 +19,15 @@ class EnvironmentStatus(models.TextChoices):
     INVALID = "invalid", "invalid"
 
 
+class Contract(models.TextChoices):
+    """Which interface the source implements; the sandbox's guest adapts the others."""
+
+    ENVDUELS = "envduels", "EnvDuels' environment contract"
+    # The original harness's class: `Cls(max_turns=)`, `reset(seed=)` -> (observation, info),
+    # `step(action)` -> (observation, reward, terminated, truncated, info), `\boxed{}` actions.
+    ENVDUELS_V1 = "envduels-v1", "an envduels-v1 class"
+
+
 class Environment(models.Model):
     """Python source implementing the environment contract, plus its validation report."""
 
@@ -50,6 +59,10 @@ class Environment(models.Model):
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="revisions"
     )
+    # Imported classes keep their own interface; the guest adapts it (`sandbox_adapter`).
+    contract = models.CharField(max_length=20, choices=Contract.choices,
+                                default=Contract.ENVDUELS)
+    class_name = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -92,6 +105,14 @@ class Environment(models.Model):
     def domain_or_family(self) -> str:
         return self.domain or self.family
 
+    @property
+    def sandbox_adapter(self) -> dict | None:
+        """What the sandbox's guest needs to play this source (None: EnvDuels' own contract).
+
+        Every path that opens a sandbox for a stored environment passes it to open_sandbox."""
+        return environment_adapter(contract=self.contract, class_name=self.class_name,
+                                   max_steps=self.max_steps)
+
 
 def voided_after_play(prefix: str = "") -> Q:
     """Environments voided after play (duels.engine.voiding); `prefix` reaches them through a
@@ -118,6 +139,13 @@ def version_name(*, slot: str, revision: int) -> str:
     if not slot:
         return ""
     return slot if revision == 0 else f"{slot}/harden_{revision:02d}"
+
+
+def environment_adapter(*, contract: str, class_name: str, max_steps: int | None) -> dict | None:
+    """The guest's adapter for a source of `contract` (None for EnvDuels' own)."""
+    if contract != Contract.ENVDUELS_V1:
+        return None
+    return {"format": "envduels-v1", "class_name": class_name, "max_turns": max_steps or 30}
 
 
 class Hint(models.Model):

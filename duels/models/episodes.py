@@ -10,6 +10,7 @@ from django.db.models import Q
 from duels.models.common import DONE_STATUSES, Status
 from duels.models.duels import Duel
 from duels.models.environments import Environment, Hint
+from duels.models.evaluations import Evaluation
 from duels.models.players import Player
 from duels.models.studies import Study
 
@@ -91,6 +92,10 @@ class Episode(models.Model):
     study = models.ForeignKey(
         Study, null=True, blank=True, on_delete=models.CASCADE, related_name="episodes"
     )
+    # A play of a panel evaluation (no duel, no study): the panel's ranking reads these.
+    evaluation = models.ForeignKey(
+        Evaluation, null=True, blank=True, on_delete=models.CASCADE, related_name="episodes"
+    )
     environment = models.ForeignKey(
         Environment, on_delete=models.CASCADE, related_name="episodes"
     )
@@ -153,6 +158,11 @@ class Episode(models.Model):
                 fields=["study", "environment", "solver", "condition", "seed"],
                 condition=Q(study__isnull=False),
                 name="episode_unique_in_study",
+            ),
+            models.UniqueConstraint(
+                fields=["evaluation", "environment", "solver", "condition", "seed"],
+                condition=Q(evaluation__isnull=False),
+                name="episode_unique_in_evaluation",
             ),
         ]
 

@@ -42,6 +42,7 @@ class EpisodeFilters:
     environment: UUID | None = None
     tournament: UUID | None = None
     study: UUID | None = None
+    evaluation: UUID | None = None
 
     @property
     def any(self) -> bool:
@@ -70,6 +71,8 @@ def episode_filters_q(filters: EpisodeFilters, *, prefix: str = "") -> Q:
         condition &= on(duel__tournament__uuid=filters.tournament)
     if filters.study:
         condition &= on(study__uuid=filters.study)
+    if filters.evaluation:
+        condition &= on(evaluation__uuid=filters.evaluation)
     return condition
 
 
@@ -77,7 +80,7 @@ def episode_list(*, filters: EpisodeFilters | None = None) -> QuerySet[Episode]:
     """Episodes, newest first, with what a row shows joined."""
     return (Episode.objects.filter(episode_filters_q(filters or EpisodeFilters()))
             .select_related("solver", "environment__author", "duel__a", "duel__b",
-                            "duel__tournament", "study")
+                            "duel__tournament", "study", "evaluation__panel")
             .order_by("-pk"))
 
 

@@ -41,7 +41,7 @@ def episode_get(*, episode_uuid: UUID) -> Episode:
     return get_object_or_404(
         Episode.objects.select_related(
             "environment", "environment__author", "solver", "hint", "duel", "duel__a", "duel__b",
-            "study",
+            "study", "evaluation__panel",
         ),
         uuid=episode_uuid,
     )
@@ -157,8 +157,8 @@ def episode_steps_after(*, episode_pk: int, since: int, limit: int = 500) -> lis
 
 
 def episode_counterpart(*, episode: Episode) -> Episode | None:
-    """The same environment, solver and seed in the other condition (same duel or study
-    first)."""
+    """The same environment, solver and seed in the other condition (same duel, study or
+    evaluation first)."""
     other = Condition.UNHINTED if episode.hinted else Condition.HINTED
     candidates = Episode.objects.select_related("environment__author", "solver", "hint").filter(
         environment_id=episode.environment_id,
@@ -166,7 +166,7 @@ def episode_counterpart(*, episode: Episode) -> Episode | None:
         seed=episode.seed,
         condition=other,
     )
-    for run in ("duel_id", "study_id"):
+    for run in ("duel_id", "study_id", "evaluation_id"):
         if getattr(episode, run):
             in_run = candidates.filter(**{run: getattr(episode, run)}).first()
             if in_run:
@@ -250,16 +250,19 @@ def action_diff(*, left: str, right: str) -> tuple[list[tuple[str, bool]], list[
 
 
 def episode_recent_pairs(*, limit: int = 12) -> list[dict]:
-    """The latest unhinted/hinted pairs (same duel or study, environment, solver and seed),
+    """The latest unhinted/hinted pairs (same duel, study or evaluation, environment, solver
+    and seed),
     newest first, for the compare page's "what to pick" list. Two queries."""
     hinted = (
-        Episode.objects.filter(Q(duel__isnull=False) | Q(study__isnull=False),
-                               condition=Condition.HINTED)
-        .select_related("environment", "solver", "duel__a", "duel__b", "study")
+        Episode.objects.filter(Q(duel__isnull=False) | Q(study__isnull=False)
+                               | Q(evaluation__isnull=False), condition=Condition.HINTED)
+        .select_related("environment", "solver", "duel__a", "duel__b", "study",
+                        "evaluation__panel")
         .order_by("-created_at", "-pk")[:limit]
     )
     hinted = list(hinted)
-    keys = {(e.duel_id, e.study_id, e.environment_id, e.solver_id, e.seed): e for e in hinted}
+    keys = {(e.duel_id, e.study_id, e.evaluation_id, e.environment_id, e.solver_id, e.seed): e
+            for e in hinted}
     unhinted = Episode.objects.filter(
         condition=Condition.UNHINTED,
         environment_id__in={e.environment_id for e in hinted},
@@ -267,8 +270,8 @@ def episode_recent_pairs(*, limit: int = 12) -> list[dict]:
     )
     pairs = {}
     for episode in unhinted:
-        key = (episode.duel_id, episode.study_id, episode.environment_id, episode.solver_id,
-               episode.seed)
+        key = (episode.duel_id, episode.study_id, episode.evaluation_id, episode.environment_id,
+               episode.solver_id, episode.seed)
         if key in keys:
             pairs[key] = episode
     return [

@@ -150,7 +150,8 @@ def transcripts_search(*, query: str, before: int | None = None, limit: int = PA
         next_before = ids[-1] if more and ids else None
     steps = Step.objects.filter(id__in=ids).select_related(
         "episode__solver", "episode__environment__author", "episode__duel__a",
-        "episode__duel__b", "episode__duel__tournament", "episode__study"
+        "episode__duel__b", "episode__duel__tournament", "episode__study",
+        "episode__evaluation__panel"
     )
     by_id = {step.id: step for step in steps}
     hits = [_snippet(by_id[step_id], words) for step_id in ids if step_id in by_id]

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from duels.models import Duel, Study, Tournament
+from duels.models import Duel, Evaluation, Study, Tournament
 
 DUEL_CANCEL_DENIED = "Only the person who started this duel, or staff, may cancel it."
 TOURNAMENT_CANCEL_DENIED = "Only staff may cancel a tournament."
 
 
-def _started_by_or_staff(run: Duel | Study, user: AbstractBaseUser | AnonymousUser) -> bool:
+def _started_by_or_staff(run: Duel | Study | Evaluation,
+                         user: AbstractBaseUser | AnonymousUser) -> bool:
     if not user.is_authenticated:
         return False
     return bool(user.is_staff or (run.created_by_id is not None and run.created_by_id == user.pk))
@@ -83,3 +84,21 @@ def study_can_start(*, user: AbstractBaseUser | AnonymousUser) -> bool:
 def study_can_cancel(*, study: Study, user: AbstractBaseUser | AnonymousUser) -> bool:
     """True when `user` started `study` or is staff."""
     return _started_by_or_staff(study, user)
+
+
+EVALUATION_START_DENIED = (
+    "Only operators evaluate players on panels. Ask staff to add you: "
+    "manage.py operators add YOUR_USERNAME (or the operators group in /admin/)."
+)
+EVALUATION_CANCEL_DENIED = "Only the person who started this evaluation, or staff, may cancel it."
+
+
+def evaluation_can_start(*, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Operators evaluate players on panels, as they start duels and studies."""
+    return duel_can_start(user=user)
+
+
+def evaluation_can_cancel(*, evaluation: Evaluation,
+                          user: AbstractBaseUser | AnonymousUser) -> bool:
+    """True when `user` started `evaluation` or is staff."""
+    return _started_by_or_staff(evaluation, user)

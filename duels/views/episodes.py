@@ -124,7 +124,8 @@ def _compare_page(request: HttpRequest, left: Episode, right: Episode) -> HttpRe
 
 def _episode_for_compare(episode_uuid: UUID) -> Episode:
     return get_object_or_404(
-        Episode.objects.select_related("environment__author", "solver", "hint", "duel", "study"),
+        Episode.objects.select_related("environment__author", "solver", "hint", "duel", "study",
+                                    "evaluation__panel", "evaluation__player"),
         uuid=episode_uuid,
     )
 

@@ -25,6 +25,7 @@ from duels.views import (
     episode_list,
     episodes,
     glossary,
+    panels,
     players,
     replay_files,
     search,
@@ -84,5 +85,6 @@ urlpatterns = [
     *episodes.urlpatterns,
     *tournaments.urlpatterns,
     *studies.urlpatterns,
+    *panels.urlpatterns,
     *glossary.urlpatterns,
 ]

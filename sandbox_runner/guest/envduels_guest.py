@@ -244,7 +244,8 @@ class Guest:
         op = request.get("op")
         if self.env is None:
             if op == "load":
-                return self.load(request["code"], int(request.get("clock_offset") or 0))
+                return self.load(request["code"], int(request.get("clock_offset") or 0),
+                                 request.get("adapter"))
             raise ContractError("the environment is not loaded")
         if op == "reset":
             seed = int(request["seed"])
@@ -261,7 +262,7 @@ class Guest:
             sys.modules["random"].seed(seed)
         self.env = self.env_class()
 
-    def load(self, source, clock_offset=0):
+    def load(self, source, clock_offset=0, adapter=None):
         import types
 
         code = compile(source, ENV_FILENAME, "exec")
@@ -281,9 +282,12 @@ class Guest:
         exec(code, module.__dict__)
         if "linecache" in sys.modules:  # imported by the module (traceback, warnings...)
             cache_environment_source(sys.modules["linecache"])
-        env_class = module.__dict__.get("Environment")
-        if not isinstance(env_class, type):
-            raise ContractError("the module defines no class named Environment")
+        if adapter is not None:
+            env_class = envduels_v1_factory(module, adapter)
+        else:
+            env_class = module.__dict__.get("Environment")
+            if not isinstance(env_class, type):
+                raise ContractError("the module defines no class named Environment")
         self.env_class = env_class
         self.env = env_class()
         max_steps = getattr(self.env, "max_steps", None)
@@ -398,6 +402,59 @@ def shift_clocks(offset):
         setattr(datetime_module, name, shifted)
     HEAP_PADDING.extend(object() for _ in range(offset % 4093 + 257))
     HEAP_PADDING.append(bytearray(offset % 65521 + 4096))
+
+
+def envduels_v1_factory(module, adapter):
+    """A maker of EnvDuels-contract instances for the module's envduels-v1 class."""
+    if not isinstance(adapter, dict) or adapter.get("format") != "envduels-v1":
+        raise ContractError("unknown adapter %r" % (adapter,))
+    class_name, max_turns = adapter.get("class_name"), adapter.get("max_turns")
+    v1_class = module.__dict__.get(class_name) if type(class_name) is str else None
+    if not isinstance(v1_class, type):
+        raise ContractError("the module defines no class named %r" % (class_name,))
+    if type(max_turns) is not int:
+        raise ContractError("max_turns must be an int, got %r" % (max_turns,))
+    return lambda: EnvDuelsV1Episode(v1_class, max_turns)
+
+
+class EnvDuelsV1Episode:
+    """An envduels-v1 class (the original harness's) behind EnvDuels' contract.
+
+    `Cls(max_turns=)` is made afresh at every reset; `reset(seed=)` returns (observation, info);
+    `step` takes the action as `\\boxed{action}` (as the original's solvers send it; an action
+    already boxed is sent as it is) and returns (observation, reward, terminated, truncated,
+    info). The episode is done when terminated or truncated, and a success when it terminated
+    with a positive reward, as the original scores it."""
+
+    def __init__(self, v1_class, max_turns):
+        self.v1_class = v1_class
+        self.max_steps = max_turns
+        self.instance = None
+
+    def reset(self, seed):
+        self.instance = self.v1_class(max_turns=self.max_steps)
+        reply = self.instance.reset(seed=seed)
+        if type(reply) is not tuple or len(reply) != 2:
+            raise ContractError("reset(seed=) must return (observation, info), got %s"
+                                % type(reply).__name__)
+        return reply[0]
+
+    def step(self, action):
+        if self.instance is None:
+            raise ContractError("step() before reset()")
+        boxed = action if "\\boxed{" in action else "\\boxed{" + action + "}"
+        reply = self.instance.step(boxed)
+        if type(reply) is not tuple or len(reply) != 5:
+            raise ContractError("step() must return (observation, reward, terminated, "
+                                "truncated, info), got %s" % type(reply).__name__)
+        observation, reward, terminated, truncated = reply[:4]
+        if type(terminated) is not bool or type(truncated) is not bool:
+            raise ContractError("terminated and truncated must be bools")
+        if type(reward) not in (int, float, bool) or reward != reward \
+                or abs(reward) == INFINITY:
+            raise ContractError("reward must be a finite number, got %r" % (reward,))
+        return {"observation": observation, "done": terminated or truncated,
+                "success": terminated and reward > 0, "reward": float(reward)}
 
 
 def cache_environment_source(linecache):

@@ -29,6 +29,20 @@ def test_tournament_dry_run_json_has_the_documented_keys():
     assert printed["duels"] == 1 and printed["dry_run"] is True
 
 
+def test_panel_show_json_has_the_documented_keys(make):
+    from duels.panels.create import panel_from_designs
+
+    environment = make.environment(benchmark_seeds=[11, 23])
+    make.hint(environment=environment)
+    make.hint(environment=environment, level=2, text="More.")
+    panel, _ = panel_from_designs(hashes=[environment.content_hash], name="original")
+    out = StringIO()
+    call_command("panel", "show", "original", "--json", stdout=out)
+    printed = json.loads(out.getvalue())
+    shown = documented_json("json-outputs.md", "`manage.py panel show P --json`")
+    assert key_paths(printed) == key_paths(shown)
+    assert printed["manifest_sha256"] == panel.manifest_sha256
+    assert printed["environments"][0]["hint_levels"] == [1, 2]
 def test_a_setter_chat_record_has_the_documented_keys(tmp_path):
     from duels.models import ModelCall
     from tests import factories

@@ -235,3 +235,34 @@ def study_lines(*, study, figures: dict[str, Any]) -> list[str]:
             f"peer discrimination {figure(row.get('peer_discrimination'))}")
     lines.append(f"head to head: {len(figures.get('head_to_head') or [])} pairs")
     return lines
+
+
+def panel_lines(*, panel, figures: dict[str, Any], computed_at: str | None) -> list[str]:
+    """A panel's ranking as plain text: every player with its figures and intervals."""
+    lines = [f"panel {panel.uuid}: {panel.name} (manifest {panel.manifest_sha256})",
+             f"hint level {figures.get('hint_level')}; computed at {computed_at or UNKNOWN}"]
+    models = figures.get("models") or []
+    if not models:
+        return [*lines, "not enough data: nobody has played the panel yet"]
+    lines.append("")
+    lines.append("models (95% intervals; ranks in brackets; * imported outcomes, no transcript)")
+    for row in models:
+        bounds = row.get("intervals") or {}
+        mark = "*" if row.get("imported") else " "
+        lines.append(
+            f" {mark}{row['model']:<24} canonical solve "
+            f"{figure(row.get('canonical_autonomous_solve'))}"
+            f" {interval(*_pair(bounds.get('canonical_autonomous_solve')))}"
+            f" [{figure(row.get('canonical_rank'), 'd')}]"
+            f"  common-panel {figure(row.get('direct_common_panel_solve'))}"
+            f" [{figure(row.get('direct_common_panel_rank'), 'd')}]"
+            f"  hint gain {hint_gain_text(row.get('hint_gain'))}"
+            f" {hint_gain_interval_text(*_pair(bounds.get('hint_gain'))) or NO_INTERVAL}"
+            f"  vs {figures.get('new_solver') or 'the new solver'} "
+            f"{hint_gain_text(row.get('hint_gain_delta_vs_solver'))}"
+            f"  design {figure(row.get('design'))} [{figure(row.get('design_rank'), 'd')}]")
+    incomplete = figures.get("incomplete") or {}
+    if incomplete:
+        lines.append("incomplete plays (never counted): " + ", ".join(
+            f"{name} {count}" for name, count in sorted(incomplete.items())))
+    return lines

@@ -2,7 +2,9 @@
 stands (the stored snapshot when it is current, else recomputed first).
 
 `--study UUID` prints a study's own figures instead (docs/json-outputs.md): per model, per
-environment version and head to head, as the original harness names and defines them."""
+environment version and head to head, as the original harness names and defines them.
+`--panel P` prints a panel's ranking: every player that played it, evaluated here or imported as
+outside outcomes, with the same figures (`--hint-level 2` for evaluations of the graded hint)."""
 
 from __future__ import annotations
 
@@ -12,12 +14,14 @@ from uuid import UUID
 from django.core.management.base import BaseCommand, CommandError
 
 from duels.analytics.public import design_shape
-from duels.management.commands._text import analytics_lines, study_lines
+from duels.management.commands._text import analytics_lines, panel_lines, study_lines
 from duels.models import Study
 from duels.services.analytics import analytics_current, analytics_refresh
 
 # What `analytics --study --json` prints: the study's figures under the original's names.
 STUDY_KEYS = ("models", "environments", "head_to_head")
+# And `analytics --panel --json`: a panel's authors played no duels, so no head to head.
+PANEL_KEYS = ("models", "environments")
 
 
 class Command(BaseCommand):
@@ -31,10 +35,19 @@ class Command(BaseCommand):
         parser.add_argument("--refresh", action="store_true",
                             help="recompute from stored episodes before printing")
         parser.add_argument("--study", default="", help="a study's uuid: its own figures")
+        parser.add_argument("--panel", default="",
+                            help="a panel (uuid, name or manifest-hash prefix): its ranking")
+        parser.add_argument("--hint-level", type=int, default=1,
+                            help="with --panel: the ranking of plays of this hint level")
 
     def handle(self, *args, **options) -> None:
+        if options["study"] and options["panel"]:
+            raise CommandError("name a --study or a --panel, not both")
         if options["study"]:
             self.study(options)
+            return
+        if options["panel"]:
+            self.panel(options)
             return
         snapshot = analytics_refresh() if options["refresh"] else analytics_current()
         data = snapshot.data
@@ -61,3 +74,26 @@ class Command(BaseCommand):
                                          indent=2))
             return
         self.stdout.write("\n".join(study_lines(study=study, figures=figures)))
+
+    def panel(self, options) -> None:
+        from duels.panels.errors import PanelError
+        from duels.panels.figures_cache import panel_figures_current, panel_figures_refresh
+        from duels.panels.selectors import panel_find
+
+        try:
+            panel = panel_find(options["panel"])
+        except PanelError as exc:
+            raise CommandError(str(exc)) from None
+        stored = (panel_figures_refresh(panel=panel) if options["refresh"]
+                  else panel_figures_current(panel=panel))
+        figures = stored["levels"].get(str(options["hint_level"]))
+        if figures is None:
+            raise CommandError(f"nothing on panel {panel.name} was played at hint level "
+                               f"{options['hint_level']} (levels played: "
+                               f"{', '.join(sorted(stored['levels']))})")
+        if options["json"]:
+            self.stdout.write(json.dumps({key: figures.get(key) or [] for key in PANEL_KEYS},
+                                         indent=2))
+            return
+        self.stdout.write("\n".join(panel_lines(panel=panel, figures=figures,
+                                                 computed_at=stored.get("computed_at"))))

@@ -1,4 +1,5 @@
-"""`manage.py cancel UUID`: cancel a duel, a tournament or a study; its work stops within a step.
+"""`manage.py cancel UUID`: cancel a duel, a tournament, a study or a panel evaluation; its work
+stops within a step.
 
 One that already ended is left as it is, and the command exits non-zero saying so."""
 
@@ -10,12 +11,13 @@ from django.core.management.base import BaseCommand, CommandError
 
 from duels.engine.duels import duel_cancel
 from duels.engine.tournaments import tournament_cancel
-from duels.models import Duel, Study, Tournament
+from duels.models import Duel, Evaluation, Study, Tournament
+from duels.panels.evaluation import evaluation_cancel
 from duels.studies.creation import study_cancel
 
 
 class Command(BaseCommand):
-    help = "Cancel a duel, a tournament or a study by its UUID."
+    help = "Cancel a duel, a tournament, a study or a panel evaluation by its UUID."
     requires_system_checks = []
 
     def add_arguments(self, parser) -> None:
@@ -44,10 +46,17 @@ class Command(BaseCommand):
             study = study_cancel(study=study)
             self.stdout.write(f"study {study.uuid} {study.status}")
             return
-        raise CommandError(f"no duel, tournament or study has UUID {key}")
+        evaluation = Evaluation.objects.filter(uuid=key).first()
+        if evaluation is not None:
+            _refuse_if_done("evaluation", evaluation)
+            evaluation = evaluation_cancel(evaluation=evaluation)
+            self.stdout.write(f"evaluation {evaluation.uuid} {evaluation.status} (evaluating "
+                              "the player again plays what it left)")
+            return
+        raise CommandError(f"no duel, tournament, study or evaluation has UUID {key}")
 
 
-def _refuse_if_done(kind: str, obj: Duel | Tournament | Study) -> None:
+def _refuse_if_done(kind: str, obj: Duel | Tournament | Study | Evaluation) -> None:
     """A run that already ended cannot be cancelled: say so, exit non-zero."""
     if obj.is_done:
         raise CommandError(f"{kind} {obj.uuid} already ended ({obj.status}); nothing was "

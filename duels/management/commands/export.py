@@ -16,7 +16,8 @@ verifiers, gymnasium, trl: a curated training set as an RL-trainer package writt
 --tournament, --round, --pass-low, --pass-high, --name).
 envduels-v1: the same set in the original harness's format-version-1 layout (manifest.json, one
 class per design that runs it in the sandbox runner), written to the directory --out; with
---study UUID, that study's final versions instead, with their domains, benchmark seeds and hints.
+--study UUID, that study's final versions instead, with their domains, benchmark seeds and hints;
+with --panel P, that panel's frozen versions, seeds and hints (it imports back as the same panel).
 verifiers-setter: the setter's seat as a verifiers taskset (a package in the directory --out,
 --name) that asks the `serve_envs --role setter` server at --server for prompts and rewards.
 harbor: the same set as Harbor task folders in the directory --out, one per design and seed and a
@@ -142,6 +143,9 @@ class Command(BaseCommand):
                             help="setter-chat: only answers whose setter score is at least "
                                  "this (answers not scored yet are left out).")
         add_set_arguments(parser, author=False, family=False, tournament=False)
+        parser.add_argument("--panel", default="",
+                            help="envduels-v1: a panel (uuid, name or manifest-hash prefix) "
+                                 "instead of the curated set.")
         parser.add_argument("--server", default="http://127.0.0.1:8010",
                             help="verifiers-setter: the setter seat's server (serve_envs --role "
                                  "setter), the taskset's default.")
@@ -166,6 +170,9 @@ class Command(BaseCommand):
                       else ".html" if options["format"] == "html" else ".jsonl")
             options["out"] = str(default_export_path(export_format=options["format"],
                                                      suffix=suffix))
+        if options["panel"]:
+            self.write_panel(options)
+            return
         if options["study"] and options["format"] not in ("envduels-v1", "setter-chat"):
             raise CommandError("--study goes with --format site, envduels-v1 or setter-chat")
         if len(options["study"]) > 1:
@@ -215,6 +222,21 @@ class Command(BaseCommand):
             except OSError as exc:
                 raise CommandError(f"cannot write {options['out']}: {exc}") from exc
             self.stderr.write(f"wrote {count} lines to {options['out']}")
+
+    def write_panel(self, options: dict[str, Any]) -> None:
+        from duels.panels.errors import PanelError
+        from duels.panels.export import panel_export_write
+        from duels.panels.selectors import panel_find
+
+        if options["format"] != "envduels-v1" or options["study"]:
+            raise CommandError("--panel goes with --format envduels-v1 (and no --study)")
+        try:
+            panel = panel_find(options["panel"])
+            out = panel_export_write(panel=panel, out=Path(options["out"]))
+        except (PanelError, PackageError, OSError) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stderr.write(f"wrote panel {panel.name} (manifest {panel.manifest_sha256}) as an "
+                          f"envduels-v1 export to {out}")
 
     def study_items(self, options: dict[str, Any]) -> list:
         from duels.studies.selectors import study_final_items

@@ -1,0 +1,1 @@
+"""Panels: frozen sets of environment versions, their manifest, import, export and evaluation."""

@@ -1,0 +1,232 @@
+"""Reading an envduels-v1 export (the original harness's format version 1) without running it.
+
+    manifest.json   {"format_version": 1, "environments": [{"id", "author", "domain", "source",
+                     "source_sha256", "class_name", "max_turns", "metadata", "privileged",
+                     "split"}, ...]}
+
+`source` is the class file's path inside the export (its SHA-256 must be `source_sha256`);
+`metadata` and `privileged` are paths of JSON files (or the objects themselves):
+`metadata.benchmark_seeds` a non-empty list of integers, `privileged.hints` either
+`{"hint": text}` or `{"hint_1": text, "hint_2": text}` with `privileged.environment_id` the row's
+id. Everything is checked before anything is written; the first problem refuses the whole
+export with the entry named (PanelError). Nothing here runs the code: a class file EnvDuels
+generated (its runtime, then a subclass carrying the design's source) is recognised from its
+syntax tree and read back to the design it carries.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from duels.bounds import HINT_CHARS
+from duels.panels.errors import PanelError
+from duels.panels.manifest import HINT_KEYS, ManifestRow
+
+FORMAT_VERSION = 1
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+MAX_FILE_BYTES = 1024 * 1024
+MAX_ENVIRONMENTS = 2000
+MAX_SEEDS = 1000
+SEED_RANGE = 2**63
+ID_PATTERN = re.compile(r"^[A-Za-z0-9._\-]+(/[A-Za-z0-9._\-]+)*$")
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+GENERATED_BASE = "EnvDuelsDesign"
+
+
+@dataclass(frozen=True)
+class ExportEntry:
+    """One checked row of an export: its manifest row, class file text and what to play."""
+
+    row: ManifestRow
+    class_source: str
+    # EnvDuels' own contract when the class file is one EnvDuels generated (the design it
+    # carries), else None: the class itself is played through the guest's adapter.
+    design_source: str | None
+    design_max_steps: int | None
+    title: str
+
+
+def read_json_file(path: Path, what: str) -> Any:
+    try:
+        size = path.stat().st_size
+    except OSError:
+        raise PanelError(f"{what} is missing ({path.name})") from None
+    if size > (MAX_MANIFEST_BYTES if path.name == "manifest.json" else MAX_FILE_BYTES):
+        raise PanelError(f"{what} is too large ({size} bytes)")
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise PanelError(f"{what} is not valid JSON: {str(error)[:200]}") from None
+
+
+def inside(root: Path, relative: Any, what: str) -> Path:
+    """`root / relative`, refused unless it stays inside the export."""
+    if not isinstance(relative, str) or not relative or "\x00" in relative:
+        raise PanelError(f"{what} is not a path inside the export")
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root):
+        raise PanelError(f"{what} ({relative[:120]}) points outside the export")
+    return path
+
+
+def text_of(data: bytes, what: str) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PanelError(f"{what} is not UTF-8 text") from None
+    if "\x00" in text:
+        raise PanelError(f"{what} contains a NUL character")
+    return text
+
+
+def export_read(root: Path) -> list[ExportEntry]:
+    """Every entry of the export at `root`, checked; raises PanelError naming the entry."""
+    root = root.resolve()
+    if not (root / "manifest.json").is_file():
+        raise PanelError(f"{root} has no manifest.json: not an envduels-v1 export")
+    manifest = read_json_file(root / "manifest.json", "manifest.json")
+    if not isinstance(manifest, dict):
+        raise PanelError("manifest.json is not a JSON object")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION or type(version) is not int:
+        raise PanelError(f"manifest.json: unknown format_version {json.dumps(version)[:40]} "
+                         f"(this EnvDuels reads format_version {FORMAT_VERSION})")
+    rows = manifest.get("environments")
+    if not isinstance(rows, list) or not rows:
+        raise PanelError("manifest.json lists no environments")
+    if len(rows) > MAX_ENVIRONMENTS:
+        raise PanelError(f"manifest.json lists {len(rows)} environments; at most "
+                         f"{MAX_ENVIRONMENTS} are read")
+    entries, seen = [], set()
+    for number, row in enumerate(rows, start=1):
+        label = (f"entry {row['id'][:200]}" if isinstance(row, dict) and isinstance(
+            row.get("id"), str) else f"entry {number}")
+        try:
+            entry = entry_read(root, row)
+        except PanelError as error:
+            raise PanelError(f"{label}: {error}") from None
+        if entry.row.id in seen:
+            raise PanelError(f"{label}: the id appears twice in manifest.json")
+        seen.add(entry.row.id)
+        entries.append(entry)
+    return entries
+
+
+def entry_read(root: Path, row: Any) -> ExportEntry:
+    if not isinstance(row, dict):
+        raise PanelError("is not a JSON object")
+    env_id = row.get("id")
+    if not isinstance(env_id, str) or len(env_id) > 300 or not ID_PATTERN.match(env_id) \
+            or ".." in env_id.split("/"):
+        raise PanelError("id must be a relative path of letters, digits, '.', '-' and '_'")
+    source = inside(root, row.get("source"), "source")
+    if not source.is_file():
+        raise PanelError(f"source {row['source'][:200]} is missing")
+    if source.stat().st_size > MAX_FILE_BYTES:
+        raise PanelError(f"source is over {MAX_FILE_BYTES} bytes")
+    data = source.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if row.get("source_sha256") != digest:
+        raise PanelError(f"source_sha256 {str(row.get('source_sha256'))[:64]} does not match "
+                         f"the file's SHA-256 {digest}")
+    class_source = text_of(data, "source")
+    class_name, max_turns = row.get("class_name"), row.get("max_turns")
+    if not isinstance(class_name, str) or not IDENTIFIER.match(class_name):
+        raise PanelError("class_name must be a Python class name")
+    if type(max_turns) is not int or not 1 <= max_turns <= 200:
+        raise PanelError(f"max_turns must be an integer from 1 to 200, got {max_turns!r:.40}")
+    author, domain, split = row.get("author"), row.get("domain"), row.get("split", "")
+    if author is not None and (not isinstance(author, str) or not 0 < len(author) <= 100):
+        raise PanelError("author must be a model name (at most 100 characters) or null")
+    if not isinstance(domain, str) or not 0 < len(domain) <= 60:
+        raise PanelError("domain must be a name of at most 60 characters")
+    if not isinstance(split, str) or len(split) > 40:
+        raise PanelError("split must be text of at most 40 characters")
+    metadata = document(root, row.get("metadata"), "metadata")
+    seeds = seeds_read(metadata.get("benchmark_seeds"))
+    hints = hints_read(root, row.get("privileged"), env_id)
+    design_source, design_max_steps = generated_design(class_source, class_name)
+    title = metadata.get("title") if isinstance(metadata.get("title"), str) else ""
+    return ExportEntry(
+        row=ManifestRow(id=env_id, author=author, domain=domain, split=split,
+                        source_sha256=digest, class_name=class_name, max_turns=max_turns,
+                        benchmark_seeds=seeds, hints=hints),
+        class_source=class_source, design_source=design_source,
+        design_max_steps=design_max_steps, title=(title or env_id)[:200])
+
+
+def document(root: Path, value: Any, what: str) -> dict:
+    """A row's `metadata` or `privileged`: the JSON file it names, or the object itself."""
+    if isinstance(value, dict):
+        return value
+    loaded = read_json_file(inside(root, value, what), f"{what} {str(value)[:200]}")
+    if not isinstance(loaded, dict):
+        raise PanelError(f"{what} is not a JSON object")
+    return loaded
+
+
+def seeds_read(seeds: Any) -> tuple[int, ...]:
+    if not isinstance(seeds, list) or not seeds:
+        raise PanelError("metadata has no benchmark_seeds (a non-empty list of integers)")
+    if len(seeds) > MAX_SEEDS:
+        raise PanelError(f"metadata lists {len(seeds)} benchmark seeds; at most {MAX_SEEDS}")
+    for seed in seeds:
+        if type(seed) is not int:
+            raise PanelError(f"benchmark seed {json.dumps(seed)[:40]} is not an integer")
+        if not 0 <= seed < SEED_RANGE:
+            raise PanelError(f"benchmark seed {seed} is outside 0..2**63-1")
+    if len(set(seeds)) != len(seeds):
+        raise PanelError("metadata lists a benchmark seed twice")
+    return tuple(seeds)
+
+
+def hints_read(root: Path, value: Any, env_id: str) -> dict[str, str]:
+    """The hints as privileged.json has them: one `hint`, or `hint_1` and `hint_2`."""
+    if value is None:
+        return {}
+    privileged = document(root, value, "privileged")
+    if privileged.get("environment_id") != env_id:
+        raise PanelError("privileged.environment_id is not the row's id")
+    hints = privileged.get("hints")
+    if not isinstance(hints, dict) or set(hints) not in [set(keys) for keys in HINT_KEYS]:
+        raise PanelError("privileged.hints must be {\"hint\"} or {\"hint_1\", \"hint_2\"}")
+    for key, text in hints.items():
+        if not isinstance(text, str) or not text.strip():
+            raise PanelError(f"privileged hint {key} is empty")
+        if len(text) > HINT_CHARS or "\x00" in text:
+            raise PanelError(f"privileged hint {key} is over {HINT_CHARS} characters or "
+                             "contains a NUL character")
+    return {key: hints[key] for key in sorted(hints)}
+
+
+def generated_design(class_source: str, class_name: str) -> tuple[str | None, int | None]:
+    """(design source, its MAX_STEPS) when the class file is one EnvDuels generated (the
+    runtime's `EnvDuelsDesign`, then `class NAME(EnvDuelsDesign)` setting DESIGN_SOURCE and
+    MAX_STEPS to literals), else (None, None). Read from the syntax tree, never run."""
+    try:
+        tree = ast.parse(class_source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None, None
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    design_class = classes.get(class_name)
+    if GENERATED_BASE not in classes or design_class is None or [
+            getattr(base, "id", None) for base in design_class.bases] != [GENERATED_BASE]:
+        return None, None
+    values: dict[str, Any] = {}
+    for statement in design_class.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name):
+            try:
+                values[statement.targets[0].id] = ast.literal_eval(statement.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                continue
+    source, max_steps = values.get("DESIGN_SOURCE"), values.get("MAX_STEPS")
+    if not isinstance(source, str) or type(max_steps) is not int or "\x00" in source:
+        return None, None
+    return source, max_steps

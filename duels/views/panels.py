@@ -1,0 +1,191 @@
+"""Panel pages: the list with each panel's manifest hash; one panel's versions, its ranking
+(every player that played it, imported or evaluated here), its per-version results, its
+evaluations and the form that starts one (operators); two evaluations side by side; the
+ranking's tables as CSV or JSON."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from duels.engine.validation import environment_invalid_reason
+from duels.evaluation_forms import EvaluationForm
+from duels.models import Evaluation
+from duels.panels.errors import PanelError
+from duels.panels.figures_cache import panel_figures_stored
+from duels.panels.selectors import (
+    panel_entries,
+    panel_evaluations,
+    panel_get,
+    panel_list,
+    panel_outcome_summary,
+)
+from duels.panels.tables import TABLES, panel_table, results_by_version
+from duels.services.access import (
+    EVALUATION_CANCEL_DENIED,
+    EVALUATION_START_DENIED,
+    evaluation_can_cancel,
+    evaluation_can_start,
+)
+from duels.studies.tables import table_grid
+from duels.views.analytics import table_csv_response
+from duels.views.common import cancel_confirmed, paginate
+
+
+@require_GET
+@login_required
+def panel_list_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "duels/panels/list.html", {"page": paginate(request, panel_list())})
+
+
+def _ranking(panel, level: str) -> tuple[dict, bool, list[str]]:
+    stored, current = panel_figures_stored(panel=panel)
+    by_level = (stored or {}).get("levels") or {}
+    return by_level.get(level) or {}, current, sorted(by_level)
+
+
+def _detail_context(request: HttpRequest, panel, form: EvaluationForm | None = None) -> dict:
+    level = request.GET.get("level", "1")
+    figures, current, levels = _ranking(panel, level)
+    entries = [{"entry": entry, "invalid_reason": "" if entry.environment.is_valid
+                else environment_invalid_reason(environment=entry.environment)}
+               for entry in panel_entries(panel)]
+    can_start = evaluation_can_start(user=request.user)
+    return {
+        "panel": panel, "entries": entries, "outcomes": panel_outcome_summary(panel),
+        "evaluations": panel_evaluations(panel), "ranking": figures.get("models") or [],
+        "results": results_by_version(figures), "new_solver": figures.get("new_solver"),
+        "incomplete": sorted((figures.get("incomplete") or {}).items()),
+        "ranking_current": current, "level": level, "levels": levels, "tables": TABLES,
+        "can_start": can_start,
+        "form": form if form is not None else (EvaluationForm(panel=panel) if can_start
+                                               else None),
+    }
+
+
+@require_GET
+@login_required
+def panel_detail(request: HttpRequest, panel_uuid: UUID) -> HttpResponse:
+    panel = panel_get(panel_uuid)
+    return render(request, "duels/panels/detail.html", _detail_context(request, panel))
+
+
+@require_POST
+@login_required
+def panel_evaluate(request: HttpRequest, panel_uuid: UUID) -> HttpResponse:
+    """The evaluation form: a valid POST creates (or goes on with) the evaluation and hands it
+    to the workers."""
+    from duels.panels.evaluation import evaluation_enqueue, evaluation_start
+
+    if not evaluation_can_start(user=request.user):
+        raise PermissionDenied(EVALUATION_START_DENIED)
+    panel = panel_get(panel_uuid)
+    form = EvaluationForm(request.POST, panel=panel)
+    if not form.is_valid():
+        template = ("duels/panels/_evaluations.html#evaluation-form" if request.htmx
+                    else "duels/panels/detail.html")
+        return render(request, template, _detail_context(request, panel, form=form), status=400)
+    evaluation = evaluation_start(plan=form.evaluation_plan(), created_by=request.user)
+    evaluation_enqueue(evaluation=evaluation)
+    messages.success(request, f"{evaluation.player.name} queued on panel {panel.name}: "
+                              f"{len(form.evaluation_plan().cases)} plays.")
+    url = reverse("duels:panel_detail", kwargs={"panel_uuid": panel.uuid}) + "#evaluations"
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def evaluation_cancel_view(request: HttpRequest, evaluation_uuid: UUID) -> HttpResponse:
+    """Cancel an evaluation after asking (only `confirm=yes` cancels)."""
+    from duels.panels.evaluation import evaluation_cancel
+
+    evaluation = get_object_or_404(Evaluation.objects.select_related("panel", "player"),
+                                   uuid=evaluation_uuid)
+    if not evaluation_can_cancel(evaluation=evaluation, user=request.user):
+        raise PermissionDenied(EVALUATION_CANCEL_DENIED)
+    back = reverse("duels:panel_detail", args=[evaluation.panel.uuid]) + "#evaluations"
+    if not evaluation.is_done and not cancel_confirmed(request):
+        return render(request, "duels/confirm_cancel.html", {
+            "kind": "evaluation", "name": str(evaluation),
+            "status": evaluation.get_status_display(),
+            "consequence": "Running plays stop after their step; what was played keeps "
+                           "counting, and evaluating the player again plays the rest.",
+            "action_url": reverse("duels:evaluation_cancel", args=[evaluation.uuid]),
+            "back_url": back,
+        })
+    if evaluation.is_done:
+        messages.info(request, f"Evaluation already {evaluation.status}.")
+    else:
+        evaluation_cancel(evaluation=evaluation,
+                          reason="cancelled by " + request.user.get_username())
+        messages.success(request, "Evaluation cancelled: running plays stop after their step.")
+    return redirect(back)
+
+
+@require_GET
+@login_required
+def panel_table_download(request: HttpRequest, panel_uuid: UUID, table: str,
+                         extension: str) -> HttpResponse:
+    """One table of the panel's ranking (`models`, `environments`, `results`) as CSV or JSON."""
+    panel = panel_get(panel_uuid)
+    if table not in TABLES or extension not in ("csv", "json"):
+        raise Http404(f"No table {table!r}: the panel's tables are {', '.join(TABLES)}.")
+    level = request.GET.get("level", "1")
+    figures, current, _ = _ranking(panel, level)
+    rows = panel_table(figures=figures, name=table)
+    name = f"panel-{panel.uuid}-{table}" + ("" if level == "1" else f"-level-{level}")
+    if extension == "json":
+        response = JsonResponse({"panel": str(panel.uuid), "manifest_sha256":
+                                 panel.manifest_sha256, "table": table, "hint_level": level,
+                                 "current": current, "rows": rows})
+        response["Content-Disposition"] = f'attachment; filename="{name}.json"'
+        return response
+    return table_csv_response(table=table_grid(rows), name=name)
+
+
+@require_GET
+@login_required
+def panel_compare(request: HttpRequest, panel_uuid: UUID) -> HttpResponse:
+    """Two evaluations of the panel side by side (`?before=<uuid>&after=<uuid>`; JSON with
+    `format=json`)."""
+    from duels.panels.compare import evaluations_compare
+
+    panel = panel_get(panel_uuid)
+    evaluations = [row["evaluation"] for row in panel_evaluations(panel)]
+    chosen = {key: next((e for e in evaluations if str(e.uuid) == request.GET.get(key)), None)
+              for key in ("before", "after")}
+    comparison, problem = None, ""
+    if chosen["before"] and chosen["after"]:
+        try:
+            comparison = evaluations_compare(before=chosen["before"], after=chosen["after"])
+        except PanelError as error:
+            problem = str(error)
+    elif request.GET.get("before") or request.GET.get("after"):
+        problem = "Choose two evaluations of this panel."
+    if request.GET.get("format") == "json":
+        if comparison is None:
+            return JsonResponse({"error": problem or "choose ?before= and ?after="}, status=400)
+        return JsonResponse(comparison)
+    return render(request, "duels/panels/compare.html", {
+        "panel": panel, "evaluations": evaluations, "chosen": chosen,
+        "comparison": comparison, "problem": problem}, status=400 if problem else 200)
+
+
+urlpatterns = [
+    path("panels/", panel_list_page, name="panel_list"),
+    path("panels/<uuid:panel_uuid>/", panel_detail, name="panel_detail"),
+    path("panels/<uuid:panel_uuid>/evaluate/", panel_evaluate, name="panel_evaluate"),
+    path("panels/<uuid:panel_uuid>/compare/", panel_compare, name="panel_compare"),
+    path("panels/<uuid:panel_uuid>/tables/<slug:table>.<str:extension>",
+         panel_table_download, name="panel_table"),
+    path("evaluations/<uuid:evaluation_uuid>/cancel/", evaluation_cancel_view,
+         name="evaluation_cancel"),
+]
