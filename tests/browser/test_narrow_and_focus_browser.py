@@ -5,12 +5,20 @@ step says so."""
 
 from __future__ import annotations
 
+import io
+import tempfile
+from pathlib import Path
+
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 
 from duels.models import Annotation, Duel, Status, TargetKind
 from tests import factories
+from tests.duels.exchange.test_rl_gymnasium import sandbox_works
+from tests.duels.panels.handmade import write_export, write_snapshot
 from tests.helpers.browser import BrowserTestCase
+from tests.helpers.parts import need
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -20,6 +28,34 @@ LONG_LINE_SOURCE = factories.TRIVIAL_SOURCE + "\n# " + "a_very_long_comment_word
 
 class NarrowScreenBrowserTest(BrowserTestCase):
     viewport = {"width": 390, "height": 844}
+
+    def assert_none_scrolls_sideways(self, pages: list[str]) -> None:
+        wide = []
+        for path in pages:
+            self.page.goto(self.url(path))
+            overflow = self.page.evaluate(
+                "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            if overflow > 0:
+                wide.append(f"{path}: {overflow} px too wide")
+        assert wide == [], "\n".join(wide)
+
+    def test_panel_pages_do_not_scroll_sideways(self):
+        """A panel's long ids, its 64-character hash and its wide tables stay on a phone."""
+        need(sandbox_works(), "no sandbox backend works here")
+        from duels.models import Panel
+
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            write_export(root / "export")
+            write_snapshot(root / "snapshot", root / "export")
+            call_command("import", str(root / "export"), "--name", "original",
+                         stdout=io.StringIO())
+            call_command("import", str(root / "snapshot"), "--panel", "original",
+                         stdout=io.StringIO())
+        panel = Panel.objects.get()
+        self.sign_in("narrow-panels", "narrow-pass-123")
+        self.assert_none_scrolls_sideways(
+            ["/panels/", f"/panels/{panel.uuid}/", f"/panels/{panel.uuid}/compare/"])
 
     def test_no_page_scrolls_sideways_and_the_nav_folds(self):
         duel = factories.finished_duel()
@@ -36,14 +72,7 @@ class NarrowScreenBrowserTest(BrowserTestCase):
             "/tournaments/", f"/tournaments/{tournament.uuid}/", "/analytics/", "/annotate/",
             "/glossary/", "/export/", "/import/", "/workers/",
         ]
-        wide = []
-        for path in pages:
-            self.page.goto(self.url(path))
-            overflow = self.page.evaluate(
-                "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-            if overflow > 0:
-                wide.append(f"{path}: {overflow} px too wide")
-        assert wide == [], "\n".join(wide)
+        self.assert_none_scrolls_sideways(pages)
         nav = self.page.locator("nav.nav")
         assert nav.is_hidden()
         self.page.click("label.nav-toggle-label")
