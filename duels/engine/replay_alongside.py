@@ -1,11 +1,13 @@
 """The replay after play, run beside the play so it costs the episode no time at its end.
 
-When an episode starts, a second fresh sandbox (another process, its clocks moved by
-`REPLAY_CLOCK_OFFSET`, its heap laid out anew) is opened in a thread of its own and reset with
-the episode's seed; each action the environment receives is sent to it too, while the solver's
-model thinks over its next reply. When the episode ends the replay's answers are ready, and
-`duels.engine.proof.episode_prove` compares them with the stored ones. Nothing here touches the
-database.
+When the episode's first action is played, a second fresh sandbox (another process, its clocks
+moved by `REPLAY_CLOCK_OFFSET`, its heap laid out anew) is opened in a thread of its own and
+reset with the episode's seed; that action and each one after it is sent to it too, while the
+solver's model thinks over its next reply. Opened then rather than at the episode's start, the
+replay's sandbox is not started in the burst of an episode's own start (its sandbox, the
+observation, the first model call), when a whole round's episodes start at once. When the
+episode ends the replay's answers are ready, and `duels.engine.proof.episode_prove` compares
+them with the stored ones. Nothing here touches the database.
 
 A replay that broke for the infrastructure's reasons (the sandbox backend gone, a sandbox killed
 from outside) is not a result: the proof then replays the stored actions afresh.
@@ -47,16 +49,23 @@ class ReplayAlongside:
         self._sandbox = None
         self._closing = threading.Event()
         self._ended = False  # finished() or close() was called: nothing more is queued
+        self._opened = False  # _open has been queued
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="replay-alongside")
-        self._worker.submit(self._open)
+
+    def _queue_open(self) -> None:
+        if not self._opened:
+            self._opened = True
+            self._worker.submit(self._open)
 
     def send(self, action: str) -> None:
         """Replay one more action (after the live sandbox answered it)."""
+        self._queue_open()
         self._worker.submit(self._step, action)
 
     def finished(self) -> ReplayAlongside:
         """Wait for every action sent so far to be replayed, then stop the sandbox."""
         if not self._ended:
+            self._queue_open()  # an episode that ended before its first action: its reset
             self._ended = True
             self._worker.submit(self._close)
             self._worker.shutdown(wait=True)
