@@ -18,10 +18,10 @@ from uuid import UUID
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, models, transaction
 
-from duels.exchange.export import KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.identities import author_imported_username
 from duels.exchange.panel_schema import PANEL_KINDS, panel_record_build
 from duels.exchange.records import ExchangeImportError, exchange_canonical, exchange_read
+from duels.exchange.schema import KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.team_import import (
     TeamImportError,
     team_record_after_save,

@@ -24,9 +24,11 @@ from duels.bounds import (
     text_bound,
 )
 from duels.exchange.errors import ExchangeImportError
-from duels.exchange.export import FORMAT, KIND_ORDER, MODELS, SCHEMA, Field, iso_time
+from duels.exchange.export import iso_time
+from duels.exchange.fields import Field
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
 from duels.exchange.panel_schema import PANEL_KINDS, panel_record_check
+from duels.exchange.schema import FORMAT, KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.team_records import TEAM_KINDS, team_record_check
 from duels.models import Provider, TargetKind, content_hash
 from duels.models.environments import version_name

@@ -15,12 +15,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from duels.exchange.builtins import builtin_same
-from duels.exchange.export import (
-    KIND_ORDER,
-    MODELS,
-    PLAYER_SERVER_FIELDS,
-    exchange_records,
-)
+from duels.exchange.export import PLAYER_SERVER_FIELDS, exchange_records
 from duels.exchange.panel_schema import PanelChecks
 from duels.exchange.records import (
     ExchangeImportError,
@@ -28,6 +23,7 @@ from duels.exchange.records import (
     exchange_read,
     record_references,
 )
+from duels.exchange.schema import KIND_ORDER, MODELS
 from duels.models import (
     Environment,
     EnvironmentStatus,

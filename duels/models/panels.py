@@ -78,9 +78,7 @@ class Panel(models.Model):
 
 
 def _refuse_on_evaluated(panel_ids: set[int]) -> None:
-    from duels.models.evaluations import Evaluation
-
-    if Evaluation.objects.filter(panel_id__in=panel_ids).exists():
+    if Panel.objects.filter(pk__in=panel_ids, evaluations__isnull=False).exists():
         raise PanelFrozen("this panel has been evaluated on and never changes: make a new "
                           "panel (manage.py panel create) for other versions")
 

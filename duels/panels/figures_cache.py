@@ -27,7 +27,6 @@ from duels.models import (
     PanelFigures,
     Status,
 )
-from duels.panels.ranking import panel_ranking_compute
 from duels.task_registry import task_named
 
 logger = logging.getLogger(__name__)
@@ -53,6 +52,9 @@ def panel_figures_fingerprint(*, panel: Panel) -> str:
 
 def panel_figures_compute(*, panel: Panel) -> dict:
     """The ranking of every hint level some evaluation or outcome played: {"1": …, "2": …}."""
+    # The figures bring numpy and scipy: imported here, off the web process's start-up path.
+    from duels.panels.ranking import panel_ranking_compute
+
     levels = set(OutsideOutcome.objects.filter(panel=panel).values_list("hint_level", flat=True))
     levels |= set(panel.evaluations.values_list("hint_level", flat=True))
     return {str(level): panel_ranking_compute(panel=panel, hint_level=level)

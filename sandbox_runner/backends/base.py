@@ -16,12 +16,17 @@ from sandbox_runner.errors import (
     SandboxTimeout,
     SandboxUnavailable,
 )
-from sandbox_runner.guest import guest_source
+from sandbox_runner.guest import GUEST_BOOTSTRAP, guest_source
 from sandbox_runner.limits import SandboxLimits
 from sandbox_runner.protocol import PipeTransport, Transport
 
 # The only variables a sandbox (and the launcher in front of it) ever sees.
 CLEAN_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8"}
+# What a guest started by a launcher that clears the environment gets: string hashing pinned
+# from the start, so the guest never re-executes itself to pin it (one interpreter start, not two).
+GUEST_ENV = {**CLEAN_ENV, "PYTHONHASHSEED": "0"}
+# The options of -I but -E: with only GUEST_ENV's variables, -E would only drop the hash seed.
+PINNED_FLAGS = ("-S", "-s", "-P")
 SANDBOX_PYTHON = "/usr/bin/python3"
 NOBODY = 65534
 
@@ -65,7 +70,7 @@ class PopenSandboxProcess(SandboxProcess):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 bufsize=0,
-                env=dict(CLEAN_ENV),
+                env=dict(GUEST_ENV),
                 cwd="/",
                 close_fds=True,
                 pass_fds=pass_fds,
@@ -128,14 +133,20 @@ def describe_exit(status: int | None, stderr_tail: str) -> SandboxError:
 
 def guest_command(limits: SandboxLimits, python: str = SANDBOX_PYTHON,
                   count_processes: bool = True, channel_dir: str | None = None,
-                  seccomp: bool = True) -> list[str]:
+                  seccomp: bool = True, env_pinned: bool = True,
+                  compiled: bool = False) -> list[str]:
     """Return the command that runs the guest: lean start-up, source passed inline.
 
     With `channel_dir` the guest speaks the protocol over the FIFOs in that directory; with
-    `seccomp` it filters its own syscalls before loading any environment code.
+    `seccomp` it filters its own syscalls before loading any environment code. `env_pinned`:
+    the launcher gives the guest exactly GUEST_ENV, so it starts with PINNED_FLAGS; otherwise
+    (an image's own variables) it starts under -I and pins the hash seed by re-executing.
+    `compiled`: the launcher puts `guest_code(python)` at GUEST_CODE_IN_SANDBOX.
     """
     channel = [channel_dir] if channel_dir else []
-    return [python, "-S", "-I", "-c", guest_source(), *limits.guest_args(
+    flags = PINNED_FLAGS if env_pinned else ("-S", "-I")
+    program = GUEST_BOOTSTRAP if compiled else guest_source()
+    return [python, *flags, "-c", program, *limits.guest_args(
         count_processes=count_processes, seccomp=seccomp), *channel]
 
 

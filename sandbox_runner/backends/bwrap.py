@@ -10,9 +10,11 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from functools import cache
+from itertools import chain
 
 from sandbox_runner.backends.base import (
     CLEAN_ENV,
+    GUEST_ENV,
     NOBODY,
     SANDBOX_PYTHON,
     CgroupBackend,
@@ -26,7 +28,7 @@ from sandbox_runner.backends.local_layout import (
     system_links,
 )
 from sandbox_runner.errors import SandboxUnavailable
-from sandbox_runner.guest import seccomp_program
+from sandbox_runner.guest import GUEST_CODE_IN_SANDBOX, guest_code, seccomp_program
 from sandbox_runner.limits import SandboxLimits
 
 
@@ -41,35 +43,52 @@ def disable_userns_option(bwrap: str) -> list[str]:
     return ["--disable-userns"] if b"--disable-userns" in done.stdout + done.stderr else []
 
 
+@cache
+def _filter() -> bytes:
+    return seccomp_program()
+
+
 @contextlib.contextmanager
-def seccomp_fd() -> Iterator[int]:
-    """An fd holding the guest's compiled seccomp filter, for bwrap's --seccomp (it reads the
-    fd to its end in the sandbox's first process and installs the filter before the exec)."""
+def data_fd(name: str, data: bytes) -> Iterator[int]:
+    """An fd holding `data` from its start, for bwrap to read to its end (--seccomp,
+    --ro-bind-data) in the sandbox's first process."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
     try:
-        program = seccomp_program()
-    except OSError as error:
-        raise SandboxUnavailable(str(error)) from error
-    fd = os.memfd_create("envduels-seccomp", os.MFD_CLOEXEC)
-    try:
-        os.write(fd, program)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
         os.lseek(fd, 0, os.SEEK_SET)
         yield fd
     finally:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def seccomp_fd() -> Iterator[int]:
+    """An fd holding the guest's compiled seccomp filter, for bwrap's --seccomp (it installs
+    the filter before the exec)."""
+    try:
+        program = _filter()
+    except OSError as error:
+        raise SandboxUnavailable(str(error)) from error
+    with data_fd("envduels-seccomp", program) as fd:
+        yield fd
+
+
 class BwrapBackend(CgroupBackend):
     name = "bwrap"
 
     def bwrap_command(self, limits: SandboxLimits, command: list[str],
-                      filter_fd: int) -> list[str]:
+                      filter_fd: int, code_fd: int | None = None) -> list[str]:
+        """The launcher's command; with `code_fd` the guest's compiled code (guest_code) is
+        placed, read-only, at GUEST_CODE_IN_SANDBOX."""
         bwrap = shutil.which("bwrap") or "bwrap"
         args = [
             bwrap, "--unshare-all", "--unshare-user", *disable_userns_option(bwrap),
             "--as-pid-1", "--seccomp", str(filter_fd),
             "--uid", str(NOBODY), "--gid", str(NOBODY),
             "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv",
-            "--setenv", "PATH", CLEAN_ENV["PATH"], "--setenv", "LANG", CLEAN_ENV["LANG"],
+            *chain.from_iterable(("--setenv", name, value) for name, value in GUEST_ENV.items()),
             "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr",
         ]
         for name, target in system_links():
@@ -79,8 +98,10 @@ class BwrapBackend(CgroupBackend):
         args += [
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.tmpfs_bytes), "--perms", "1777", "--tmpfs", "/tmp",
-            "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--",
         ]
+        if code_fd is not None:
+            args += ["--ro-bind-data", str(code_fd), GUEST_CODE_IN_SANDBOX]
+        args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--"]
         return [*drop_to_nobody_prefix(NOBODY, NOBODY), *args, *command]
 
     def unavailable_reason(self) -> str | None:
@@ -94,7 +115,11 @@ class BwrapBackend(CgroupBackend):
             return namespace_probe("bwrap", probe, dict(CLEAN_ENV), pass_fds=(filter_fd,))
 
     def start(self, limits: SandboxLimits) -> PopenSandboxProcess:
-        with seccomp_fd() as filter_fd:
-            return self.start_process(
-                limits, self.bwrap_command(limits, guest_command(limits), filter_fd),
-                pass_fds=(filter_fd,))
+        try:
+            code = guest_code(SANDBOX_PYTHON)
+        except OSError as error:
+            raise SandboxUnavailable(str(error)) from error
+        with seccomp_fd() as filter_fd, data_fd("envduels-guest", code) as code_fd:
+            command = self.bwrap_command(limits, guest_command(limits, compiled=True),
+                                         filter_fd, code_fd)
+            return self.start_process(limits, command, pass_fds=(filter_fd, code_fd))

@@ -238,8 +238,9 @@ class DockerSandboxProcess(SandboxProcess):
         )
         created = client.api.create_container(
             image,
+            # The image may set PYTHON* variables of its own: the guest starts under -I.
             command=guest_command(limits, python="python3", count_processes=False,
-                                  channel_dir=CHANNEL_PATH),
+                                  channel_dir=CHANNEL_PATH, env_pinned=False),
             stdin_open=False,
             tty=False,
             detach=True,

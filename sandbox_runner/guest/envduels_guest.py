@@ -24,8 +24,9 @@ the environment can only reach the protocol through the guest's own (private) de
 
 Paired seeds mean one puzzle, so the guest makes what it can deterministic by construction:
 it runs in an interpreter whose string hashing is pinned (PYTHONHASHSEED=0: `hash()` of a str
-and the iteration order of a set of strings are the same in every sandbox; `-I` ignores that
-variable, so the guest re-executes itself once with it set), and before every reset it seeds the
+and the iteration order of a set of strings are the same in every sandbox; the local launchers
+set it, and where the guest starts under `-I`, which ignores it, the guest re-executes itself
+once with it set), and before every reset it seeds the
 module-level `random` from the episode's seed and makes a fresh instance of the environment
 (nothing an earlier episode left on the instance survives a reset). The module-level `random`
 is seeded before the module's own import runs, too, so draws made at import time are the same in
@@ -611,11 +612,16 @@ def serve(protocol_in, protocol_out, guest):
 def pin_hash_seed():
     """Re-execute this interpreter once with PYTHONHASHSEED=0 unless string hashing is pinned.
 
-    The guest starts under `-I`, which ignores every PYTHON* variable, so the seed cannot come
-    from the launcher's environment. The second interpreter gets exactly PATH, LANG and the
-    seed, and the options of `-I` but `-E` (`-s -P`), plus `-S`. Returns when hashing is pinned;
-    exits when it cannot be (the host then sees the sandbox end, never an unpinned guest)."""
+    Where the guest starts under `-I` (a Docker image's CMD, whose variables the guest cannot
+    vouch for), which ignores every PYTHON* variable, the seed cannot come from the launcher's
+    environment; the local launchers set it and start the guest as this re-exec would. The
+    second interpreter gets exactly PATH, LANG and the seed, and the options of `-I` but `-E`
+    (`-s -P`), plus `-S`. Returns when hashing is pinned, the environment then holding exactly
+    PATH, LANG and the seed (bwrap adds PWD); exits when it cannot be pinned (the host then sees
+    the sandbox end, never an unpinned guest)."""
     if not sys.flags.hash_randomization:
+        for name in set(os.environ) - {"PATH", "LANG", "PYTHONHASHSEED"}:
+            del os.environ[name]
         return
     if os.environ.get("PYTHONHASHSEED") == "0":
         sys.stderr.write("envduels guest: PYTHONHASHSEED=0 did not pin string hashing\n")

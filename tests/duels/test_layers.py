@@ -155,10 +155,11 @@ def test_the_exchange_never_imports_the_engine():
 
 
 # Studies (duels/studies/) stand on the engine, the selectors, the analytics and the models;
-# only the web, the commands and the tasks stand on them.
-ABOVE_STUDIES = ("duels.studies", "duels.study_forms", "duels.views", "duels.management",
-                 "duels.tasks", "duels.apps", "duels.urls", "duels.consumers", "duels.routing",
-                 "duels.admin", "duels.templatetags")
+# only panels (their rankings are the study's figures), the web, the commands and the tasks
+# stand on them.
+ABOVE_STUDIES = ("duels.studies", "duels.panels", "duels.study_forms", "duels.views",
+                 "duels.management", "duels.tasks", "duels.apps", "duels.urls", "duels.consumers",
+                 "duels.routing", "duels.admin", "duels.templatetags")
 
 
 def test_no_lower_layer_imports_the_studies_room():
@@ -170,11 +171,18 @@ def test_no_lower_layer_imports_the_studies_room():
     assert offending == [], f"a lower layer imports duels/studies/: {offending}"
 
 
-def test_the_studies_room_never_imports_the_web_commands_or_tasks():
+def test_the_studies_and_panels_rooms_never_import_the_web_commands_or_tasks():
     graph = import_graph()
-    for target in ("duels.views", "duels.management", "duels.tasks", "duels.consumers"):
-        offending = _imports_into(graph, source="duels.studies", target=target)
-        assert offending == [], f"duels/studies/ imports {target}: {offending}"
+    for room in ("duels.studies", "duels.panels"):
+        for target in ("duels.views", "duels.management", "duels.tasks", "duels.consumers"):
+            offending = _imports_into(graph, source=room, target=target)
+            assert offending == [], f"{room} imports {target}: {offending}"
+
+
+def test_the_studies_room_never_imports_the_panels_room():
+    graph = import_graph()
+    offending = _imports_into(graph, source="duels.studies", target="duels.panels")
+    assert offending == [], f"duels/studies/ imports duels/panels/: {offending}"
 
 
 def test_the_studys_figures_are_pure():

@@ -132,7 +132,7 @@ def test_cancel_by_uuid(make):
     tournament = Tournament.objects.get(uuid=report["tournament"])
     assert tournament.status == Status.CANCELLED
     assert tournament.duels.get().status == Status.CANCELLED
-    with pytest.raises(CommandError, match="no duel, tournament or study"):
+    with pytest.raises(CommandError, match="no duel, tournament, study or evaluation"):
         _run("cancel", "00000000-0000-0000-0000-000000000000")
 
 

@@ -36,6 +36,8 @@ def test_panel_pages_show_the_hash_versions_and_imported_outcomes(client, owner,
     with CaptureQueriesContext(connection) as queries:
         page = client.get(f"/panels/{panel.uuid}/").content.decode()
     assert panel.manifest_sha256 in page and entries[0].entry_id in page
+    assert "<title>Panel two &lt;i&gt;designs&lt;/i&gt; · EnvDuels</title>" in page
+    assert page.count('id="panel-ranking"') == 1 and page.count('id="evaluations"') == 1
     assert "time.time() reads the clock" in page and "<b>bold</b>" not in page
     assert "imported outcomes, no transcript" in page
     assert OutsideOutcome.objects.filter(status=OutcomeStatus.INCOMPLETE).count() == 1
