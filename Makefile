@@ -86,6 +86,7 @@ bench: install
 	$(BIN)/python benchmarks/analytics_bench.py
 	$(BIN)/python benchmarks/study_page_bench.py
 	$(BIN)/python benchmarks/study_figures_bench.py
+	$(BIN)/python benchmarks/agreement_bench.py
 
 # A long tournament under every fault at once, invariants checked at the end
 # (docs/operations.md). Needs root, PostgreSQL's server binaries, redis-server and bubblewrap;

@@ -56,102 +56,46 @@ def queue_revision(*, queue: AnnotationQueue) -> str:
     return f"{queue.rubric_id}:{items}:{seen['n']}:{seen['top'] or 0}:{last}"
 
 
-def _coded(queue: AnnotationQueue, parts: list[dict[str, Any]]):
-    """Every answer's values as arrays: item and annotator per answer, one code row per part."""
+def _disputed(items: list[str], parts: list[dict[str, Any]], disputed) -> dict[str, list[str]]:
+    """The items some part's answers disagree on, each with the keys of those questions: items
+    in the order the parts first show them, keys in rubric order."""
     import numpy as np
 
-    rows = Answer.objects.filter(queue=queue).order_by("created_at", "pk").values_list(
-        "design", "annotator__username", "values")
-    total = rows.count()
-    items: dict[str, int] = {}
-    annotators: dict[str, int] = {}
-    item_of = np.empty(total, dtype=np.int64)
-    annotator_of = np.empty(total, dtype=np.int64)
-    codes = np.full((len(parts), total), -1, dtype=np.int16)  # 900 parts × 40,000: 72 MB
-    label_parts: dict[str, dict[str, int]] = {}
-    plain_parts: list[tuple[int, str]] = []
-    raw_values: list[dict[Any, int]] = [{} for _ in parts]
-    for number, part in enumerate(parts):
-        if part["label"] is not None:  # a label of a several-label question: ticked or not
-            label_parts.setdefault(part["key"], {})[part["label"]] = number
-            codes[number] = 0
-            raw_values[number] = {False: 0, True: 1}
-        else:
-            plain_parts.append((number, part["key"]))
-    ticked: tuple[list[int], list[int]] = ([], [])
-    plain: tuple[list[int], list[int], list[int]] = ([], [], [])
-
-    def flush() -> None:  # a chunk's codes into the arrays, so the lists stay small
-        codes[ticked[0], ticked[1]] = 1
-        codes[plain[0], plain[1]] = plain[2]
-        for pending in (*ticked, *plain):
-            pending.clear()
-
-    for answer, (design, username, values) in enumerate(rows.iterator(chunk_size=2000)):
-        if answer >= total:  # an answer given while this ran: left for the next revision
-            break
-        if answer % 2000 == 0:
-            flush()
-        item_of[answer] = items.setdefault(design, len(items))
-        annotator_of[answer] = annotators.setdefault(username, len(annotators))
-        values = values if isinstance(values, dict) else {}
-        for key, labels in label_parts.items():
-            chosen = values.get(key)
-            if isinstance(chosen, list):
-                numbers = [labels[label] for label in chosen
-                           if isinstance(label, str) and label in labels]
-                ticked[0].extend(numbers)
-                ticked[1].extend([answer] * len(numbers))
-        for number, key in plain_parts:
-            value = values.get(key)
-            if value is None or isinstance(value, list | dict):
-                continue
-            known = raw_values[number]
-            plain[0].append(number)
-            plain[1].append(answer)
-            plain[2].append(known.setdefault(value, len(known)))
-    flush()
-    # Each part's values in the order agreement.py gives them, codes renumbered to match.
-    part_values = []
-    for number in range(len(parts)):
-        row = codes[number]
-        present = set(np.unique(row[row >= 0]).tolist())
-        by_code = {code: value for value, code in raw_values[number].items() if code in present}
-        ordered = sorted(by_code.values(), key=lambda v: (str(type(v)), v))
-        renumber = np.full(max(by_code, default=0) + 2, -1, dtype=np.int16)
-        for new, value in enumerate(ordered):
-            renumber[raw_values[number][value]] = new
-        codes[number] = renumber[row]  # -1 stays -1 (the last entry)
-        part_values.append(ordered)
-    return (list(items), list(annotators), item_of[:total], annotator_of[:total], codes,
-            part_values)
+    if not parts or not items:
+        return {}
+    keys = list(dict.fromkeys(part["key"] for part in parts))
+    starts = [next(n for n, part in enumerate(parts) if part["key"] == key) for key in keys]
+    by_question = np.logical_or.reduceat(disputed, starts, axis=0)  # a key's parts are adjacent
+    shown = disputed.any(axis=0)
+    order = np.lexsort((np.arange(len(items)), disputed.argmax(axis=0)))
+    order = order[shown[order]]
+    result: dict[str, list[str]] = {}
+    rows, questions = np.nonzero(by_question.T[order])
+    for row, question in zip(rows.tolist(), questions.tolist(), strict=True):
+        result.setdefault(items[order[row]], []).append(keys[question])
+    return result
 
 
 def queue_agreement_figures(*, queue: AnnotationQueue) -> dict[str, Any]:
     """Alpha with its interval per question (per label for several-label questions), each
     annotator's agreement, and which questions each design's answers disagree on: plain data,
     computed once per revision (duels/services/queue_results.py)."""
-    from duels.analytics.agreement_batch import part_agreement, resamples_for
+    from duels.analytics.agreement_batch import queue_part_figures, resamples_for
+    from duels.analytics.agreement_codes import answers_code
 
     parts = measured_parts(queue.rubric)
-    items, annotators, item_of, annotator_of, codes, part_values = _coded(queue, parts)
-    resamples = resamples_for(items=len(items), parts=len(parts),
-                              values=max((len(v) for v in part_values), default=2))
-    rows = []
-    disputed: dict[str, list[str]] = {}
-    draws: dict = {}  # resamples shared by the parts with the same pairable designs
-    for number, part in enumerate(parts):
-        result = part_agreement(item_of=item_of, annotator_of=annotator_of,
-                                codes=codes[number], values=part_values[number],
-                                level=part["level"], items=len(items), annotators=annotators,
-                                resamples=resamples, seed=number, draws=draws)
-        for index in result.pop("disputed").tolist():
-            keys = disputed.setdefault(items[index], [])
-            if part["key"] not in keys:
-                keys.append(part["key"])
-        rows.append({**{k: part[k] for k in ("key", "label", "title", "level")}, **result})
-    return {"questions": rows, "disputed": disputed, "answers": len(item_of),
-            "resamples": resamples}
+    answers = Answer.objects.filter(queue=queue).order_by("created_at", "pk")
+    codes = answers_code(
+        rows=answers.values_list("design", "annotator__username", "values")
+        .iterator(chunk_size=2000), parts=parts, total=answers.count())
+    resamples = resamples_for(items=len(codes.items), parts=len(parts),
+                              values=max((len(v) for v in codes.values), default=2))
+    figures, disputed = queue_part_figures(codes=codes, levels=[p["level"] for p in parts],
+                                           resamples=resamples)
+    rows = [{**{k: part[k] for k in ("key", "label", "title", "level")}, **result}
+            for part, result in zip(parts, figures, strict=True)]
+    return {"questions": rows, "disputed": _disputed(codes.items, parts, disputed),
+            "answers": len(codes.item_of), "resamples": resamples}
 
 
 def queue_agreement(*, queue: AnnotationQueue, figures: dict[str, Any],
