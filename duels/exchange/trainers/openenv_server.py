@@ -130,6 +130,14 @@ class EnvServer:
         if sandbox is not None:
             await self.blocking(sandbox.close)
 
+    def count_reset(self, session: EnvSession) -> None:
+        """Count one reset of the session's address, refused past --resets-per-minute."""
+        wait = self.clients.reset_wait(session.client)
+        if wait:
+            raise SessionError(f"this address reset {self.clients.resets_per_minute} times in "
+                               f"the last minute (--resets-per-minute); retry in {wait} s",
+                               "CAPACITY_REACHED", retry_after=wait)
+
     async def session_reset(self, session: EnvSession, data: dict[str, Any]) -> dict[str, Any]:
         design = self.design_for(data.get("design"))
         seed = data.get("seed")
@@ -137,11 +145,7 @@ class EnvServer:
             seed = random.SystemRandom().randrange(2**31)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
             raise SessionError("seed must be an integer in [0, 2**63)")
-        wait = self.clients.reset_wait(session.client)
-        if wait:
-            raise SessionError(f"this address reset {self.clients.resets_per_minute} times in "
-                               f"the last minute (--resets-per-minute); retry in {wait} s",
-                               "CAPACITY_REACHED", retry_after=wait)
+        self.count_reset(session)
         await self.session_close_sandbox(session)
         try:
             session.sandbox = await self.blocking(open_sandbox, design.source, None,

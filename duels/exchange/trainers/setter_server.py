@@ -66,6 +66,7 @@ class SetterServer(EnvServer):
 
     async def session_reset(self, session: EnvSession, data: dict[str, Any]) -> dict[str, Any]:
         digests = self._digests(data)
+        self.count_reset(session)  # each reset leads to a scored answer: solver plays
         messages = await self._call(self.seat.prompt, digests=digests)
         session.design, session.seed, session.steps = SEAT, None, 0
         session.done, session.success = False, False

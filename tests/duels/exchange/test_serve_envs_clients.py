@@ -169,3 +169,34 @@ def test_a_session_that_only_asks_for_its_state_is_closed_when_idle():
     assert seconds < 5
     assert sent[-1] == {"type": "websocket.close", "code": 1000}
     assert "without a reset or a step" in json.loads(sent[-2]["text"])["data"]["message"]
+
+
+def test_the_setter_seat_limits_resets_per_address_as_the_solver_seat_does():
+    """`serve_envs --role setter --resets-per-minute N`: each reset leads to a scored answer
+    (solver plays), so an address resets at most N times a minute there too."""
+    import asyncio
+
+    from duels.exchange.trainers.openenv_server import EnvSession, SessionError
+    from duels.exchange.trainers.setter_server import SetterServer
+
+    class Seat:
+        solvers: list = []
+        seeds = 1
+
+        def prompt(self, *, digests):
+            return [{"role": "user", "content": "write an environment"}]
+
+    server = SetterServer(seat=Seat())
+    server.clients.resets_per_minute = 2
+    session, other = EnvSession(number=1, client="127.0.0.6"), EnvSession(number=2,
+                                                                           client="127.0.0.7")
+
+    async def resets():
+        replies = [await server.session_reset(session, {}) for _ in range(2)]
+        with pytest.raises(SessionError, match="reset 2 times in the last minute"):
+            await server.session_reset(session, {})
+        replies.append(await server.session_reset(other, {}))
+        return replies
+
+    assert all(reply["observation"]["text"] == "write an environment"
+               for reply in asyncio.run(resets()))
