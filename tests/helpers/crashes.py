@@ -50,3 +50,21 @@ def freeze_mid_episode(db, victim: subprocess.Popen, *, where: str = "TRUE"):
         for pid in family:
             os.kill(pid, signal.SIGCONT)
     return held
+
+
+def crash_environment(*, url: str, var_dir, backends: list[str]) -> dict[str, str]:
+    """The environment of the processes a crash test starts on the database at `url`: built-in
+    players answering in 150 ms, short leases and heartbeats, no Redis, and bwrap where it works
+    (its sandboxes die with their worker: a killed worker leaves nothing behind)."""
+    env = {**os.environ, "DATABASE_URL": url, "ENVDUELS_BUILTIN_LATENCY_MS": "150",
+           "ENVDUELS_LEASE_SECONDS": "3", "ENVDUELS_VAR_DIR": str(var_dir),
+           "ENVDUELS_WORKER_HEARTBEAT_SECONDS": "1", "ENVDUELS_INFRA_BACKOFF_SECONDS": "1",
+           "ENVDUELS_SANDBOX": "bwrap" if "bwrap" in backends else backends[0]}
+    env.pop("REDIS_URL", None)
+    return env
+
+
+def episode_steps(db, episode_id: int) -> list[tuple[int, object]]:
+    """An episode's stored steps as (index, uuid), in order: a resumed episode keeps them."""
+    return db.execute("SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
+                      (episode_id,)).fetchall()

@@ -9,7 +9,6 @@ player is evaluated with k = 2: 24 plays on PostgreSQL."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -17,7 +16,12 @@ from tests.duels.management.test_worker_crash import _manage, _stop
 from tests.duels.management.test_worker_crash import _worker as worker_process
 from tests.duels.panels.definitions import ranking
 from tests.duels.panels.handmade import AUTHORS, SEEDS, env_id, outcome
-from tests.helpers.crashes import freeze_mid_episode, kill_machine
+from tests.helpers.crashes import (
+    crash_environment,
+    episode_steps,
+    freeze_mid_episode,
+    kill_machine,
+)
 from tests.helpers.parts import need
 from tests.helpers.postgres import fresh_postgres_database
 from tests.helpers.tournament_checks import wait_for
@@ -98,11 +102,7 @@ def test_a_worker_killed_mid_evaluation_plays_each_case_once_and_ranks_it(tmp_pa
     import psycopg
 
     with fresh_postgres_database(migrated=True) as url:
-        env = {**os.environ, "DATABASE_URL": url, "ENVDUELS_BUILTIN_LATENCY_MS": "150",
-               "ENVDUELS_LEASE_SECONDS": "3", "ENVDUELS_VAR_DIR": str(tmp_path),
-               "ENVDUELS_WORKER_HEARTBEAT_SECONDS": "1", "ENVDUELS_INFRA_BACKOFF_SECONDS": "1",
-               "ENVDUELS_SANDBOX": "bwrap" if "bwrap" in backends else backends[0]}
-        env.pop("REDIS_URL", None)
+        env = crash_environment(url=url, var_dir=tmp_path, backends=backends)
         script = PREPARE.format(root=str(tmp_path / "files"), player=PLAYER, k=K)
         evaluation = _manage(env, "shell", "--no-imports", "-c", script).strip().splitlines()[-1]
         log = tmp_path / "workers.log"
@@ -113,9 +113,7 @@ def test_a_worker_killed_mid_evaluation_plays_each_case_once_and_ranks_it(tmp_pa
                 held = wait_for(
                     lambda: freeze_mid_episode(db, victim, where="e.evaluation_id IS NOT NULL"),
                     timeout=180, what="the victim mid-play")
-                steps_before = db.execute(
-                    "SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
-                    (held[0],)).fetchall()
+                steps_before = episode_steps(db, held[0])
                 workers.append(worker_process(env, log))
                 kill_machine(victim)
 
@@ -128,10 +126,7 @@ def test_a_worker_killed_mid_evaluation_plays_each_case_once_and_ranks_it(tmp_pa
                 resumes = db.execute("SELECT resumes FROM duels_episode WHERE id = %s",
                                      (held[0],)).fetchone()[0]
                 assert resumes >= 1
-                steps_after = db.execute(
-                    "SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
-                    (held[0],)).fetchall()
-                assert steps_after[: len(steps_before)] == steps_before
+                assert episode_steps(db, held[0])[: len(steps_before)] == steps_before
 
                 printed = json.loads(_manage(env, "analytics", "--panel", "original", "--json"))
                 rows = {row["model"]: row for row in printed["models"]}

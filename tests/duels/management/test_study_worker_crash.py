@@ -6,13 +6,16 @@ field plays, enough to kill the worker while it holds a field play with stored s
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from tests.duels.management.test_worker_crash import _manage, _stop
 from tests.duels.management.test_worker_crash import _worker as worker_process
-from tests.helpers.crashes import freeze_mid_episode, kill_machine
+from tests.helpers.crashes import (
+    crash_environment,
+    episode_steps,
+    freeze_mid_episode,
+    kill_machine,
+)
 from tests.helpers.parts import need
 from tests.helpers.postgres import fresh_postgres_database
 from tests.helpers.tournament_checks import wait_for
@@ -71,11 +74,7 @@ def test_a_worker_killed_mid_study_loses_and_duplicates_nothing(tmp_path):
     import psycopg
 
     with fresh_postgres_database(migrated=True) as url:
-        env = {**os.environ, "DATABASE_URL": url, "ENVDUELS_BUILTIN_LATENCY_MS": "150",
-               "ENVDUELS_LEASE_SECONDS": "3", "ENVDUELS_VAR_DIR": str(tmp_path),
-               "ENVDUELS_WORKER_HEARTBEAT_SECONDS": "1", "ENVDUELS_INFRA_BACKOFF_SECONDS": "1",
-               "ENVDUELS_SANDBOX": "bwrap" if "bwrap" in backends else backends[0]}
-        env.pop("REDIS_URL", None)
+        env = crash_environment(url=url, var_dir=tmp_path, backends=backends)
         study = _manage(env, "shell", "--no-imports", "-c", PREPARE).strip().splitlines()[-1]
         log = tmp_path / "workers.log"
         victim = worker_process(env, log)
@@ -85,9 +84,7 @@ def test_a_worker_killed_mid_study_loses_and_duplicates_nothing(tmp_path):
                 held = wait_for(
                     lambda: freeze_mid_episode(db, victim, where="e.study_id IS NOT NULL"),
                     timeout=180, what="the victim mid-play")
-                steps_before = db.execute(
-                    "SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
-                    (held[0],)).fetchall()
+                steps_before = episode_steps(db, held[0])
                 workers.append(worker_process(env, log))
                 kill_machine(victim)
 
@@ -98,10 +95,7 @@ def test_a_worker_killed_mid_study_loses_and_duplicates_nothing(tmp_path):
                 resumes = db.execute("SELECT resumes FROM duels_episode WHERE id = %s",
                                      (held[0],)).fetchone()[0]
                 assert resumes >= 1
-                steps_after = db.execute(
-                    "SELECT index, uuid FROM duels_step WHERE episode_id = %s ORDER BY index",
-                    (held[0],)).fetchall()
-                assert steps_after[: len(steps_before)] == steps_before
+                assert episode_steps(db, held[0])[: len(steps_before)] == steps_before
         finally:
             for worker in workers:
                 _stop(worker)

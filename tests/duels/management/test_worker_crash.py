@@ -7,7 +7,6 @@ lost, duplicated or broken, and a bigger tournament only runs more episodes the 
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import pytest
 
 from duels.engine.worker_registry import REAPED_EXCEPTION
 from sandbox_runner import available_backends
-from tests.helpers.crashes import freeze_mid_episode, kill_machine
+from tests.helpers.crashes import crash_environment, freeze_mid_episode, kill_machine
 from tests.helpers.parts import need
 from tests.helpers.postgres import copy_migrated_schema, fresh_postgres_database
 from tests.helpers.private_services import private_postgres
@@ -75,12 +74,7 @@ def _stop(worker: subprocess.Popen) -> None:
 def _prepare(url: str, tmp_path: Path, backends: list[str]) -> tuple[dict, str]:
     """Seed the built-in players in the migrated database at `url` and enqueue a one-duel
     tournament."""
-    env = {**os.environ, "DATABASE_URL": url, "ENVDUELS_BUILTIN_LATENCY_MS": "150",
-           "ENVDUELS_LEASE_SECONDS": "3", "ENVDUELS_VAR_DIR": str(tmp_path),
-           "ENVDUELS_WORKER_HEARTBEAT_SECONDS": "1", "ENVDUELS_INFRA_BACKOFF_SECONDS": "1",
-           # bwrap sandboxes die with their worker; a killed worker leaves nothing behind.
-           "ENVDUELS_SANDBOX": "bwrap" if "bwrap" in backends else backends[0]}
-    env.pop("REDIS_URL", None)
+    env = crash_environment(url=url, var_dir=tmp_path, backends=backends)
     printed = _manage(env, "shell", "--no-imports", "-c", PREPARE)
     return env, printed.strip().splitlines()[-1]
 

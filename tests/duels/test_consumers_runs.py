@@ -1,6 +1,6 @@
-"""`/ws/evaluations/<uuid>/`: a page following a panel evaluation hears each play's end (the
-group `evaluation.<uuid>` the doorbell rings through the evaluation's episode owner); refusals
-say why, as the episode stream's."""
+"""`/ws/studies/<uuid>/` and `/ws/evaluations/<uuid>/`: a page following a study or a panel
+evaluation hears each of its plays' end (the group `study.<uuid>` or `evaluation.<uuid>` the
+doorbell rings through the episode's owner); refusals say why, as the episode stream's."""
 
 from __future__ import annotations
 
@@ -15,11 +15,16 @@ from duels.panels.create import panel_from_designs
 from tests import factories
 from tests.duels.test_consumers import application, make_user
 from tests.duels.test_consumers_auth import closed_with
+from tests.helpers.study_data import played_study
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 
-@database_sync_to_async
+def a_study_play():
+    study = played_study(harden=False)
+    return study, Episode.objects.select_related("study").filter(study=study).first()
+
+
 def an_evaluation_play():
     environment = factories.environment(benchmark_seeds=[3, 4])
     factories.hint(environment=environment)
@@ -31,9 +36,14 @@ def an_evaluation_play():
     return evaluation, Episode.objects.select_related("evaluation").get(pk=episode.pk)
 
 
-async def test_an_evaluation_page_hears_a_play_end():
-    evaluation, episode = await an_evaluation_play()
-    communicator = WebsocketCommunicator(application(), f"/ws/evaluations/{evaluation.uuid}/")
+RUNS = [pytest.param("studies", a_study_play, id="study"),
+        pytest.param("evaluations", an_evaluation_play, id="evaluation")]
+
+
+@pytest.mark.parametrize(("stream", "make"), RUNS)
+async def test_the_run_page_hears_a_play_end(stream, make):
+    run, episode = await database_sync_to_async(make)()
+    communicator = WebsocketCommunicator(application(), f"/ws/{stream}/{run.uuid}/")
     communicator.scope["user"] = await make_user()
     connected, _ = await communicator.connect()
     assert connected
@@ -46,12 +56,13 @@ async def test_an_evaluation_page_hears_a_play_end():
     await communicator.disconnect()
 
 
-async def test_refusals_say_why():
-    evaluation, _ = await an_evaluation_play()
-    anonymous = WebsocketCommunicator(application(), f"/ws/evaluations/{evaluation.uuid}/")
+@pytest.mark.parametrize(("stream", "make"), RUNS)
+async def test_refusals_say_why(stream, make):
+    run, _ = await database_sync_to_async(make)()
+    anonymous = WebsocketCommunicator(application(), f"/ws/{stream}/{run.uuid}/")
     anonymous.scope["user"] = AnonymousUser()
     assert await closed_with(anonymous) == 4401
     unknown = WebsocketCommunicator(application(),
-                                    "/ws/evaluations/00000000-0000-0000-0000-000000000000/")
+                                    f"/ws/{stream}/00000000-0000-0000-0000-000000000000/")
     unknown.scope["user"] = await make_user()
     assert await closed_with(unknown) == 4404
