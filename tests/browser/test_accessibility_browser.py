@@ -69,6 +69,38 @@ class AccessibilityBrowserTest(BrowserTestCase):
         problems += self.check(f"/episodes/{episode.uuid}/", ready=".transcript-row")
         assert problems == [], "\n".join(problems)
 
+    def test_study_and_panel_pages_have_no_serious_or_critical_violation(self):
+        """The studies list, a panel imported from a hand-written export with its snapshot, its
+        compare page with nothing chosen and an unknown panel's 404."""
+        import io
+        import tempfile
+        from pathlib import Path
+
+        from django.core.management import call_command
+
+        from duels.models import Panel
+        from tests.duels.exchange.test_rl_gymnasium import sandbox_works
+        from tests.duels.panels.handmade import write_export, write_snapshot
+        from tests.helpers.parts import need
+
+        need(sandbox_works(), "no sandbox backend works here")
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            write_export(root / "export")
+            write_snapshot(root / "snapshot", root / "export")
+            call_command("import", str(root / "export"), "--name", "original",
+                         stdout=io.StringIO())
+            call_command("import", str(root / "snapshot"), "--panel", "original",
+                         stdout=io.StringIO())
+        panel = Panel.objects.get()
+        self.sign_in("panel-auditor")
+        problems = []
+        for path in ("/studies/", "/panels/", f"/panels/{panel.uuid}/",
+                     f"/panels/{panel.uuid}/compare/",
+                     "/panels/00000000-0000-0000-0000-000000000000/"):
+            problems += self.check(path)
+        assert problems == [], "\n".join(problems)
+
     def test_replay_controls_are_reachable_by_keyboard(self):
         episode = factories.episode(steps=5, success=True)
         self.sign_in("tabber", "tabber-pass-123")
