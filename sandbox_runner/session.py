@@ -96,8 +96,11 @@ class Sandbox:
         reply = self.call("load", code=code, **fields)
         self.max_steps, self.has_reference = self.checked(reply_load_values, reply)
 
-    def reset(self, seed: int = 0) -> str:
-        reply = self.call("reset", seed=int(seed))
+    def reset(self, seed: int = 0, *, clock_stride: int = 0) -> str:
+        """Start an episode. With `clock_stride` (seconds; only in a sandbox loaded with a
+        `clock_offset`) every step of it first moves the clocks on by that much more."""
+        fields = {"clock_stride": int(clock_stride)} if clock_stride else {}
+        reply = self.call("reset", seed=int(seed), **fields)
         return self.checked(reply_text, reply.get("observation"), "observation",
                             self.limits.max_observation_bytes)
 

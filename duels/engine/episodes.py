@@ -35,8 +35,8 @@ from duels.engine.leases import (
 )
 from duels.engine.owners import episode_owner, owner_stopped
 from duels.engine.partials import ReplyStreamer
-from duels.engine.proof import episode_provable, episode_prove, replay_alongside_open
-from duels.engine.replay_alongside import ReplayAlongside
+from duels.engine.proof import episode_provable, episode_prove, replay_sandbox_open
+from duels.engine.replay_sandbox import ReplaySandbox
 from duels.engine.solver_loop import EpisodeProgress, solver_loop
 from duels.models import EndReason, Episode, Status, Step
 from duels.players import player_client
@@ -147,9 +147,9 @@ def _owner_state(episode: Episode) -> dict | None:
 
 
 def _replay(*, episode: Episode, sandbox, owner: str, protocol: str,
-            alongside: ReplayAlongside | None = None) -> EpisodeProgress:
+            replay: ReplaySandbox | None = None) -> EpisodeProgress:
     """Reset the sandbox and replay the stored steps; store step 0 when it is missing. The
-    replay alongside (the proof after play's) gets every stored action too.
+    proof after play's sandbox is started at the first stored action.
 
     Format reminders are not replayed: their replies never reached the environment.
     """
@@ -165,8 +165,8 @@ def _replay(*, episode: Episode, sandbox, owner: str, protocol: str,
     for previous, step in zip(stored, stored[1:], strict=False):
         if not step.is_format_reminder:
             result = sandbox.step(step.action)
-            if alongside is not None:
-                alongside.send(step.action)
+            if replay is not None:
+                replay.prepare()
             if text_bound(result.observation, limit=OBSERVATION_CHARS) != step.observation:
                 raise ReplayMismatch(f"step {step.index} gave a different observation on replay")
         history.append((previous.observation, step.reply, _sent_by_tool(step, protocol)))
@@ -189,9 +189,9 @@ class _StoredEpisode:
     owner (its duel, its study …: duels/engine/owners.py) asked before each model call."""
 
     def __init__(self, *, episode: Episode, owner: str, stop: threading.Event | None,
-                 alongside: ReplayAlongside | None = None) -> None:
+                 replay: ReplaySandbox | None = None) -> None:
         self.episode, self.owner, self.stop = episode, owner, stop
-        self.alongside = alongside  # the proof after play's replay, fed each action sent
+        self.replay = replay  # the proof after play's sandbox, started at the first action
         self.cache_key = str(episode.uuid)
 
     def opened(self, *, sandbox: Sandbox, start_ms: int) -> None:
@@ -200,7 +200,7 @@ class _StoredEpisode:
 
     def start(self, *, sandbox: Sandbox, protocol: str) -> EpisodeProgress:
         return _replay(episode=self.episode, sandbox=sandbox, owner=self.owner,
-                       protocol=protocol, alongside=self.alongside)
+                       protocol=protocol, replay=self.replay)
 
     def before_call(self) -> tuple[str, str, bool | None, str] | None:
         run_state = _owner_state(self.episode)
@@ -219,8 +219,8 @@ class _StoredEpisode:
         return ReplyStreamer(episode_uuid=str(self.episode.uuid), index=index)
 
     def record(self, *, protocol: str, **fields) -> tuple[str, str, str | None]:
-        if self.alongside is not None and fields["action"] and not fields["format_error"]:
-            self.alongside.send(fields["action"])  # replayed in its own thread meanwhile
+        if self.replay is not None and fields["action"] and not fields["format_error"]:
+            self.replay.prepare()  # started in its own thread meanwhile
         step = episode_record_step(episode=self.episode, owner=self.owner, **fields)
         doorbell_step_ready(episode=self.episode, step=step)
         # The stored (bounded) reply, so a resumed episode sends the very same prompts.
@@ -229,7 +229,7 @@ class _StoredEpisode:
 
 def _play(
     *, episode: Episode, owner: str, stop: threading.Event | None,
-    alongside: ReplayAlongside | None = None,
+    replay: ReplaySandbox | None = None,
 ) -> tuple[str, str, bool | None, str]:
     """Run the solver loop on a claimed episode; return (status, end_reason, success, message)."""
     doorbell_warm()  # its thread makes the channel layer while the sandbox opens
@@ -238,7 +238,7 @@ def _play(
         adapter=episode.environment.sandbox_adapter,
         solver=episode.solver, client=player_client(episode.solver),
         hint_text=episode.hint.text if episode.hint_id else None,
-        journal=_StoredEpisode(episode=episode, owner=owner, stop=stop, alongside=alongside))
+        journal=_StoredEpisode(episode=episode, owner=owner, stop=stop, replay=replay))
 
 
 class _Stopping(Exception):
@@ -260,20 +260,20 @@ def episode_run(
     held = episode.status == Status.RUNNING and episode.lease_owner == owner
     if not held and not episode_claim(episode_id=episode.pk, owner=owner):
         return episode
-    alongside = replay_alongside_open(episode=episode)
+    replay = replay_sandbox_open(episode=episode)
     try:
-        return _run_held(episode=episode, owner=owner, stop=stop, alongside=alongside)
+        return _run_held(episode=episode, owner=owner, stop=stop, replay=replay)
     finally:
-        if alongside is not None:
-            alongside.close()
+        if replay is not None:
+            replay.close()
 
 
 def _run_held(*, episode: Episode, owner: str, stop: threading.Event | None,
-              alongside: ReplayAlongside | None) -> Episode:
+              replay: ReplaySandbox | None) -> Episode:
     with heartbeat.hold(episode_id=episode.pk):
         try:
             status, end_reason, success, message = _play(episode=episode, owner=owner, stop=stop,
-                                                         alongside=alongside)
+                                                         replay=replay)
         except _Stopping:
             episode_release(episode=episode, owner=owner)
             return Episode.objects.get(pk=episode.pk)
@@ -297,7 +297,7 @@ def _run_held(*, episode: Episode, owner: str, stop: threading.Event | None,
             # Checked on the path it played before it ends, so its side is never scored
             # unchecked; a replay the infrastructure stopped is retried like the play.
             try:
-                proof = episode_prove(episode=episode, alongside=alongside, record=False)
+                proof = episode_prove(episode=episode, replay=replay, record=False)
             except Exception as exc:
                 if fault_kind(exc) != INFRASTRUCTURE:
                     raise

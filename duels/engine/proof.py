@@ -4,16 +4,20 @@ Probes before play reach only a handful of paths; every episode played is a path
 `episode_prove` checks one, whoever owns the episode (a duel, a study's field play, a panel
 evaluation): it
 
-1. replays the episode's stored actions from its seed in a fresh sandbox, another process whose
-   clocks are moved by `REPLAY_CLOCK_OFFSET` and whose heap is laid out anew, and compares every
-   observation, reward, `done` and `success` with what was stored (a clock, a memory address or
-   system entropy read anywhere shows as a difference, even when the replay follows within the
-   minute);
+1. searches an unhinted episode's texts, read as one text, for the environment's hints
+   (duels.engine.hint_search), so a hint torn over several observations is found too, with the
+   steps that showed it;
 2. compares it with its paired episode (same owner, environment, solver and seed, the other
    condition) on the actions they share from the start: the environment never knows whether
    the solver holds the hint, so they must have seen the same texts;
-3. searches an unhinted episode's observations for the environment's hints
-   (duels.engine.hint_search).
+3. replays the episode's stored actions from its seed after the play, at the replay's own pace,
+   in a fresh sandbox: another process whose clocks are moved by `REPLAY_CLOCK_OFFSET` and whose
+   heap is laid out anew. The first pass moves its clocks on by `REPLAY_CLOCK_STRIDE` at every
+   step; the second replays the same actions again in the same process, after the first, with
+   no stride. Every observation, reward, `done` and `success` must equal what was stored, so a
+   clock, elapsed time (longer than any play's in the first pass, shorter in the second), a
+   memory address, system entropy or state the process kept from an earlier episode shows as a
+   difference.
 
 A failure voids the environment with the evidence (duels.engine.voiding.environment_void); it is
 never the solver's result. A replay that cannot run because the sandbox backend is gone raises
@@ -30,13 +34,19 @@ from django.conf import settings
 from django.utils import timezone
 
 from duels.bounds import OBSERVATION_CHARS, text_bound
-from duels.engine.hint_search import hint_shown
-from duels.engine.replay_alongside import ReplayAlongside
-from duels.engine.replay_clock import REPLAY_CLOCK_OFFSET, REPLAY_CLOCK_SHOWN
+from duels.engine.hint_search import hint_pieces
+from duels.engine.replay_clock import (
+    REPLAY_CLOCK_OFFSET,
+    REPLAY_CLOCK_SHOWN,
+    REPLAY_CLOCK_STRIDE,
+    REPLAY_STRIDE_SHOWN,
+)
+from duels.engine.replay_sandbox import ReplaySandbox
 from duels.engine.voiding import EVIDENCE_CHARS, environment_void
 from duels.models import Condition, EndReason, EnvironmentStatus, Episode, Proof, Status, Step
 from sandbox_runner import (
     EnvCodeError,
+    Sandbox,
     SandboxMemoryExceeded,
     SandboxOutputExceeded,
     SandboxTimeout,
@@ -65,13 +75,13 @@ def proof_enabled() -> bool:
     return bool(getattr(settings, "ENVDUELS_PROOF_AFTER_PLAY", True))
 
 
-def replay_alongside_open(*, episode: Episode) -> ReplayAlongside | None:
-    """Start the replay beside an episode about to be played (None when proof is off)."""
+def replay_sandbox_open(*, episode: Episode) -> ReplaySandbox | None:
+    """The replay's sandbox for an episode about to be played, started at its first action
+    (None when proof is off)."""
     if not proof_enabled() or episode.environment.status == EnvironmentStatus.INVALID:
         return None
-    return ReplayAlongside(source=episode.environment.source, seed=episode.seed,
-                           backend=settings.ENVDUELS_SANDBOX,
-                           adapter=episode.environment.sandbox_adapter)
+    return ReplaySandbox(source=episode.environment.source, backend=settings.ENVDUELS_SANDBOX,
+                         adapter=episode.environment.sandbox_adapter)
 
 
 def episode_provable(*, status: str, end_reason: str) -> bool:
@@ -96,17 +106,17 @@ def episode_answers(*, episode: Episode) -> list[Answer]:
     return answers
 
 
-def episode_prove(*, episode: Episode, alongside: ReplayAlongside | None = None,
+def episode_prove(*, episode: Episode, replay: ReplaySandbox | None = None,
                   record: bool = True) -> tuple[str, int]:
     """Check an episode whose play has ended (see the module doc) and record what was found on
-    it (`Episode.proof`, `proof_ms`: the replay's time, in its own thread or here, and the
-    checks'); return (the Proof value, proof_ms). With `record=False` nothing is written on the
-    episode (the engine stores both with the episode's end, in the same write).
+    it (`Episode.proof`, `proof_ms`: the replay's time, its sandbox's start in its own thread
+    included, and the checks'); return (the Proof value, proof_ms). With `record=False` nothing
+    is written on the episode (the engine stores both with the episode's end, in the same write).
 
     Call it when the solver loop ends, before the episode is marked ended, so its side is never
-    scored unchecked. `alongside` is the replay the engine ran beside the play
-    (duels.engine.replay_alongside); without it, or when it could not finish, the stored actions
-    are replayed here. Raises the sandbox's infrastructure errors (SandboxUnavailable, a sandbox
+    scored unchecked. `replay` holds the sandbox the engine started beside the play
+    (duels.engine.replay_sandbox); without it, or when it could not start one, a sandbox is
+    started here. Raises the sandbox's infrastructure errors (SandboxUnavailable, a sandbox
     killed from outside) for the caller to retry.
     """
     episode = Episode.objects.select_related("environment", "solver").get(pk=episode.pk)
@@ -118,11 +128,13 @@ def episode_prove(*, episode: Episode, alongside: ReplayAlongside | None = None,
     if not answers:
         return _record(episode, Proof.SKIPPED, 0, record)
     evidence = (episode_hint_leak(episode=episode, answers=answers)
-                or episode_pair_mismatch(episode=episode, answers=answers)
-                or episode_replay_mismatch(episode=episode, answers=answers,
-                                           alongside=alongside))
-    alongside_seconds = alongside.busy_seconds if alongside is not None else 0.0
-    elapsed = int((time.monotonic() - started + alongside_seconds) * 1000)
+                or episode_pair_mismatch(episode=episode, answers=answers))
+    if evidence is None:
+        def work(sandbox: Sandbox | None) -> dict[str, Any] | None:
+            return episode_replay_mismatch(episode=episode, answers=answers, sandbox=sandbox)
+        evidence = replay.run(work) if replay is not None else work(None)
+    started_beside = replay.busy_seconds if replay is not None else 0.0
+    elapsed = int((time.monotonic() - started + started_beside) * 1000)
     if evidence is None:
         return _record(episode, Proof.PASSED, elapsed, record)
     evidence.update(episode=str(episode.uuid), solver=episode.solver.name, seed=episode.seed,
@@ -156,24 +168,46 @@ def _first_difference(left: dict[str, Any], right: dict[str, Any]) -> str:
 
 
 def episode_hint_leak(*, episode: Episode, answers: list[Answer]) -> dict[str, Any] | None:
-    """The evidence that an unhinted episode was shown one of the environment's hints, or None."""
+    """The evidence that an unhinted episode was shown one of the environment's hints, or None.
+
+    The episode's texts (its reset text and every observation) are searched as one text, so a
+    hint torn over several observations is found, with the steps that showed its pieces."""
     if episode.condition != Condition.UNHINTED:
         return None
-    hints = list(episode.environment.hints.values_list("text", flat=True))
-    for answer in answers:
-        for hint in hints:
-            found = hint_shown(hint=hint, text=answer.values["observation"])
-            if found:
-                where = ("reset text" if answer.action is None
-                         else f"observation of step {answer.index}")
-                return {
-                    "kind": "hint_leak", "step": answer.index,
-                    "actions": _actions_to(answers, answer.index), "hint": _bounded(hint),
-                    "shown": _bounded(found), "observation": _bounded(answer.values["observation"]),
-                    "reason": (f"the {where} of an unhinted episode (seed {episode.seed}) shows "
-                               f"the hint: \u201c{text_bound(found, limit=200)}\u201d"),
-                }
+    texts = [answer.values["observation"] for answer in answers]
+    for hint in episode.environment.hints.values_list("text", flat=True):
+        pieces = hint_pieces(hint=hint, texts=texts)
+        if not pieces:
+            continue
+        steps = sorted({answers[piece.text].index for piece in pieces})
+        shown = " \u2026 ".join(piece.words for piece in pieces)
+        observation = "\n\n".join(
+            f"step {answer.index}: {answer.values['observation']}" if len(steps) > 1
+            else answer.values["observation"] for answer in answers if answer.index in steps)
+        return {
+            "kind": "hint_leak", "step": steps[-1], "steps": steps,
+            "pieces": [{"step": answers[piece.text].index, "shown": _bounded(piece.words)}
+                       for piece in pieces],
+            "actions": _actions_to(answers, steps[-1]), "hint": _bounded(hint),
+            "shown": _bounded(shown), "observation": _bounded(observation),
+            "reason": (f"{_places(steps)} of an unhinted episode (seed {episode.seed}) "
+                       f"show{'s' if len(steps) == 1 else ''} the hint"
+                       f"{' between them' if len(steps) > 1 else ''}: "
+                       f"\u201c{text_bound(shown, limit=200)}\u201d"),
+        }
     return None
+
+
+def _places(steps: list[int]) -> str:
+    """"the reset text", "the observation of step 3", "the reset text and the observations
+    of steps 2 and 5"."""
+    parts = ["the reset text"] if steps[0] == 0 else []
+    later = [str(step) for step in steps if step]
+    if later:
+        numbers = later[0] if len(later) == 1 else f"{', '.join(later[:-1])} and {later[-1]}"
+        parts.append(f"the observation{'s' if len(later) > 1 else ''} of "
+                     f"step{'s' if len(later) > 1 else ''} {numbers}")
+    return " and ".join(parts)
 
 
 def episode_pair(*, episode: Episode) -> Episode | None:
@@ -217,17 +251,14 @@ def episode_pair_mismatch(*, episode: Episode, answers: list[Answer]) -> dict[st
 
 
 def episode_replay_mismatch(*, episode: Episode, answers: list[Answer],
-                            alongside: ReplayAlongside | None = None) -> dict[str, Any] | None:
-    """Replay the stored actions from the episode's seed in a fresh sandbox with its clocks
-    moved (or read the replay run alongside the play); the evidence of the first answer that
-    differs, or None."""
-    if alongside is not None:
-        found = _alongside_evidence(episode, answers, alongside.finished())
-        if found is not _INCOMPLETE:
-            return found
+                            sandbox: Sandbox | None = None) -> dict[str, Any] | None:
+    """Replay the stored actions from the episode's seed, after its play, in one fresh sandbox
+    with its clocks moved (`sandbox`, started beside the play, or one started here): once fresh
+    with the clocks moving on at every step, then once more in the same process at its own
+    pace. The evidence of the first answer that differs, or None."""
     for attempt in (1, 2):
         try:
-            return _replay(episode, answers)
+            return _replay(episode, answers, sandbox if attempt == 1 else None)
         except _ReplayStopped as stopped:
             if attempt == 1 and isinstance(stopped.error, SandboxTimeout):
                 continue  # a busy machine is not the environment: once more
@@ -235,59 +266,78 @@ def episode_replay_mismatch(*, episode: Episode, answers: list[Answer],
     raise AssertionError("unreachable")
 
 
-_INCOMPLETE = object()
+@dataclass(frozen=True)
+class ReplayPass:
+    """One pass of the replay after play: how its clocks run, and how the evidence names it."""
+
+    name: str
+    clock_stride: int
+    label: str
+    done: str  # what was done, in the reason's words
+    requirement: str  # what an admitted environment must do, in the reason's words
 
 
-def _alongside_evidence(episode: Episode, answers: list[Answer], alongside: ReplayAlongside):
-    """The evidence from the replay run alongside, None when it agrees, or _INCOMPLETE when it
-    does not cover every stored answer (it broke, or the episode was resumed elsewhere)."""
-    replayed = alongside.answers
-    for number, answer in enumerate(answers):
-        if number < len(replayed):
-            name = _first_difference(answer.values, replayed[number])
-            if name:
-                return _replay_evidence(episode, answers, answer, name,
-                                        answer.values.get(name), replayed[number].get(name))
-        elif alongside.stopped is not None and alongside.stopped[0] == number \
-                and not isinstance(alongside.stopped[1], SandboxTimeout):
-            return _replay_failed(episode, answers,
-                                  _ReplayStopped(answer.index, alongside.stopped[1]))
-        else:
-            return _INCOMPLETE
-    return None
+REPLAY_PASSES = (
+    ReplayPass("fresh", REPLAY_CLOCK_STRIDE,
+               f"replayed in a fresh sandbox, clock {REPLAY_CLOCK_SHOWN}, moving on "
+               f"{REPLAY_STRIDE_SHOWN} at every step",
+               "replaying the episode's actions in a fresh sandbox (its clocks moved, and "
+               f"moving on {REPLAY_STRIDE_SHOWN} at every step)",
+               "the same seed and actions must give the same episode at any time and pace"),
+    ReplayPass("reused", 0,
+               "replayed again in the same sandbox, after the first replay, at its own pace",
+               "replaying the episode's actions again in the same sandbox, after the first "
+               "replay had played {before} in it (at its own pace, its clocks not moved on)",
+               "state the process kept between episodes (module-level state, a mutable "
+               "default argument) or the time between steps changed the answer; the same seed "
+               "and actions must give the same episode in any sandbox, fresh or reused"),
+)
 
 
 class _ReplayStopped(Exception):
     """The environment's own code failed on the replay at stored step `index`."""
 
-    def __init__(self, index: int, error: BaseException) -> None:
+    def __init__(self, index: int, error: BaseException, replay_pass: ReplayPass) -> None:
         super().__init__(str(error))
-        self.index, self.error = index, error
+        self.index, self.error, self.replay_pass = index, error, replay_pass
 
 
-def _replay(episode: Episode, answers: list[Answer]) -> dict[str, Any] | None:
-    try:
-        sandbox = open_sandbox(episode.environment.source, backend=settings.ENVDUELS_SANDBOX,
-                               clock_offset=REPLAY_CLOCK_OFFSET,
-                               adapter=episode.environment.sandbox_adapter)
-    except (EnvCodeError, *REPLAY_LIMIT_ERRORS) as error:
-        raise _ReplayStopped(0, error) from error
+def _replay(episode: Episode, answers: list[Answer],
+            sandbox: Sandbox | None) -> dict[str, Any] | None:
+    if sandbox is None:
+        try:
+            sandbox = open_sandbox(episode.environment.source,
+                                   backend=settings.ENVDUELS_SANDBOX,
+                                   clock_offset=REPLAY_CLOCK_OFFSET,
+                                   adapter=episode.environment.sandbox_adapter)
+        except (EnvCodeError, *REPLAY_LIMIT_ERRORS) as error:
+            raise _ReplayStopped(0, error, REPLAY_PASSES[0]) from error
     with sandbox:
-        for answer in answers:
-            try:
-                if answer.action is None:
-                    replayed = {"observation": sandbox.reset(seed=episode.seed)}
-                else:
-                    result = sandbox.step(answer.action)
-                    replayed = {"observation": result.observation, "reward": result.reward,
-                                "done": result.done, "success": result.success}
-            except (EnvCodeError, *REPLAY_LIMIT_ERRORS) as error:
-                raise _ReplayStopped(answer.index, error) from error
-            replayed["observation"] = text_bound(replayed["observation"], limit=OBSERVATION_CHARS)
-            name = _first_difference(answer.values, replayed)
-            if name:
-                return _replay_evidence(episode, answers, answer, name,
-                                        answer.values.get(name), replayed.get(name))
+        for replay_pass in REPLAY_PASSES:
+            found = _replay_pass(episode, answers, sandbox, replay_pass)
+            if found:
+                return found
+    return None
+
+
+def _replay_pass(episode: Episode, answers: list[Answer], sandbox: Sandbox,
+                 replay_pass: ReplayPass) -> dict[str, Any] | None:
+    for answer in answers:
+        try:
+            if answer.action is None:
+                replayed = {"observation": sandbox.reset(
+                    seed=episode.seed, clock_stride=replay_pass.clock_stride)}
+            else:
+                result = sandbox.step(answer.action)
+                replayed = {"observation": result.observation, "reward": result.reward,
+                            "done": result.done, "success": result.success}
+        except (EnvCodeError, *REPLAY_LIMIT_ERRORS) as error:
+            raise _ReplayStopped(answer.index, error, replay_pass) from error
+        replayed["observation"] = text_bound(replayed["observation"], limit=OBSERVATION_CHARS)
+        name = _first_difference(answer.values, replayed)
+        if name:
+            return _replay_evidence(episode, answers, answer, name, answer.values.get(name),
+                                    replayed.get(name), replay_pass)
     return None
 
 
@@ -297,21 +347,29 @@ def _replay_failed(episode: Episode, answers: list[Answer],
     cause = stopped.error
     return _replay_evidence(episode, answers, answer, "observation",
                             answer.values["observation"],
-                            f"{type(cause).__name__}: {text_bound(str(cause), limit=500)}")
+                            f"{type(cause).__name__}: {text_bound(str(cause), limit=500)}",
+                            stopped.replay_pass)
 
 
 def _replay_evidence(episode: Episode, answers: list[Answer], answer: Answer, name: str,
-                     played: Any, replayed: Any) -> dict[str, Any]:
+                     played: Any, replayed: Any, replay_pass: ReplayPass) -> dict[str, Any]:
     actions = _actions_to(answers, answer.index)
+    before = _actions_to(answers, answers[-1].index)  # what the first pass played
     after = ("at the reset" if answer.action is None
-             else f"after {len(actions)} action(s) ({', '.join(map(repr, actions[-3:]))}"
-                  f"{' …' if len(actions) > 3 else ''})")
-    return {
-        "kind": "replay", "step": answer.index, "field": name, "actions": actions,
-        "left_label": "played", "left": _bounded(played),
-        "right_label": f"replayed in a fresh sandbox, clock {REPLAY_CLOCK_SHOWN}",
-        "right": _bounded(replayed),
-        "reason": (f"seed {episode.seed}: replaying the episode's actions in a fresh sandbox "
-                   f"gave another {name} {after}; the same seed and actions must give the same "
-                   "episode"),
+             else f"after {len(actions)} action(s) ({_listed(actions)})")
+    done = replay_pass.done.format(before=f"the episode's {len(before)} action(s)")
+    evidence = {
+        "kind": "replay", "replay": replay_pass.name, "step": answer.index, "field": name,
+        "actions": actions, "left_label": "played", "left": _bounded(played),
+        "right_label": replay_pass.label, "right": _bounded(replayed),
+        "reason": (f"seed {episode.seed}: {done} gave another {name} {after} "
+                   f"(step {answer.index}); {replay_pass.requirement}"),
     }
+    if replay_pass.clock_stride == 0:
+        evidence["before"] = before
+    return evidence
+
+
+def _listed(actions: list[str]) -> str:
+    """The last three actions, quoted: "'take lamp', 'drop lamp', 'look'"."""
+    return ", ".join(map(repr, actions[-3:])) + (" …" if len(actions) > 3 else "")

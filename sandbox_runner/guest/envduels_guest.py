@@ -35,7 +35,11 @@ every sandbox.
 A load request may carry `clock_offset` (seconds): the replay after play loads the environment
 with every clock it can read (time, datetime, the monotonic and performance counters) moved by
 that much, and with its heap laid out differently, so an observation that depends on the time
-or on a memory address differs from the played one however soon the replay follows.
+or on a memory address differs from the played one however soon the replay follows. A reset
+request in such a sandbox may carry `clock_stride` (seconds): in that episode every step first
+moves those clocks on by that much more, so the time between two steps is the stride, whatever
+pace the host keeps (an answer that depends on elapsed time differs from a play at any pace
+shorter than the stride per step).
 
 Every sandbox starts a fresh interpreter, so the guest imports only what it must: JSON through
 the C accelerator `_json` (the json package imports re, enum and functools, which cost more
@@ -250,11 +254,20 @@ class Guest:
             raise ContractError("the environment is not loaded")
         if op == "reset":
             seed = int(request["seed"])
+            stride = int(request.get("clock_stride") or 0)
+            if stride and not CLOCK_SHIFT:
+                raise ContractError("clock_stride needs the clocks moved at load (clock_offset)")
+            CLOCK_STRIDE[0] = stride
             self.start_episode(seed)
             return {"observation": self.checked_text(self.env.reset(seed))}
         if op == "reference":
             return {"actions": self.reference(int(request["seed"]))}
         raise ContractError("unknown op %r" % (op,))
+
+    def step(self, action):
+        if CLOCK_STRIDE[0]:
+            CLOCK_SHIFT[0] += CLOCK_STRIDE[0]
+        return self.env.step(action)
 
     def start_episode(self, seed):
         """Seed the module-level random from the episode's seed, then make a fresh instance:
@@ -346,29 +359,33 @@ class Guest:
 
 
 HEAP_PADDING = []  # kept alive for the guest's life: it moves the environment's objects
+CLOCK_SHIFT = []  # [seconds the clocks are moved by] once shift_clocks ran
+CLOCK_STRIDE = [0]  # seconds every step of this episode moves the clocks on by first
 
 
 def shift_clocks(offset):
     """Move every clock the environment can read by `offset` seconds, before its module runs
     (so `from time import time`, default arguments and dataclass factories see the moved ones
-    too), and shift the heap, so default reprs (memory addresses) differ as well."""
+    too), and shift the heap, so default reprs (memory addresses) differ as well. The shift
+    lives in CLOCK_SHIFT, which a reset's `clock_stride` moves on at every step."""
     import datetime as datetime_module
     import time
 
-    offset_ns = offset * 1000000000
+    CLOCK_SHIFT.append(offset)
+    shift = CLOCK_SHIFT
     real = {name: getattr(time, name) for name in (
         "time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns",
         "clock_gettime", "clock_gettime_ns", "localtime", "gmtime", "ctime", "asctime",
         "strftime")}
-    now = lambda: real["time"]() + offset  # noqa: E731
+    now = lambda: real["time"]() + shift[0]  # noqa: E731
     time.time = now
-    time.time_ns = lambda: real["time_ns"]() + offset_ns
-    time.monotonic = lambda: real["monotonic"]() + offset
-    time.monotonic_ns = lambda: real["monotonic_ns"]() + offset_ns
-    time.perf_counter = lambda: real["perf_counter"]() + offset
-    time.perf_counter_ns = lambda: real["perf_counter_ns"]() + offset_ns
-    time.clock_gettime = lambda clock: real["clock_gettime"](clock) + offset
-    time.clock_gettime_ns = lambda clock: real["clock_gettime_ns"](clock) + offset_ns
+    time.time_ns = lambda: real["time_ns"]() + shift[0] * 1000000000
+    time.monotonic = lambda: real["monotonic"]() + shift[0]
+    time.monotonic_ns = lambda: real["monotonic_ns"]() + shift[0] * 1000000000
+    time.perf_counter = lambda: real["perf_counter"]() + shift[0]
+    time.perf_counter_ns = lambda: real["perf_counter_ns"]() + shift[0] * 1000000000
+    time.clock_gettime = lambda clock: real["clock_gettime"](clock) + shift[0]
+    time.clock_gettime_ns = lambda clock: real["clock_gettime_ns"](clock) + shift[0] * 1000000000
     time.localtime = lambda seconds=None: real["localtime"](now() if seconds is None else seconds)
     time.gmtime = lambda seconds=None: real["gmtime"](now() if seconds is None else seconds)
     time.ctime = lambda seconds=None: real["ctime"](now() if seconds is None else seconds)
@@ -570,7 +587,7 @@ def serve(protocol_in, protocol_out, guest):
             if step is not None:  # the hot path: an action without escapes
                 id_json, action = step
                 request_id = id_json[1:-1]
-                data = guest.step_line(id_json, guest.env.step(action))
+                data = guest.step_line(id_json, guest.step(action))
             else:
                 try:
                     request = scan(line.decode("utf-8"), 0)[0]
@@ -582,7 +599,7 @@ def serve(protocol_in, protocol_out, guest):
                 op = request.get("op")
                 if op == "step" and guest.env is not None:
                     data = guest.step_line(encode(request_id),
-                                           guest.env.step(str(request["action"])))
+                                           guest.step(str(request["action"])))
                 elif op == "close":
                     return
                 else:
