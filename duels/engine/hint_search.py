@@ -94,7 +94,15 @@ def hint_pieces(*, hint: str, texts: list[str]) -> list[Piece]:
         if sum(length for _at, _hint_at, length in chain) >= needed:
             best = chain
             break
-    return [Piece(owners[at], " ".join(words[at:at + length])) for at, _h, length in best]
+    # A run that goes on from one text into the next is one piece per text it lies in.
+    pieces: list[Piece] = []
+    for at, _hint_at, length in best:
+        start = at
+        for end in range(at + 1, at + length + 1):
+            if end == at + length or owners[end] != owners[start]:
+                pieces.append(Piece(owners[start], " ".join(words[start:end])))
+                start = end
+    return pieces
 
 
 def _chain(hint_words: list[str], words: list[str],
