@@ -174,8 +174,10 @@ def after_play_lines(evidence: dict) -> str:
     if evidence.get("actions"):
         lines.append("    actions: " + " -> ".join(map(str, evidence["actions"])))
     if evidence.get("kind") == "hint_leak":
+        steps = [str(step) for step in (evidence.get("steps") or [evidence.get("step")])]
         lines += [f"    the hint: {evidence.get('hint', '')}",
-                  f"    shown at step {evidence.get('step')}: {evidence.get('observation', '')}"]
+                  f"    shown at step{'s' if len(steps) > 1 else ''} {', '.join(steps)}: "
+                  f"{evidence.get('observation', '')}"]
     elif evidence.get("left_label"):
         lines += [f"    {evidence['left_label']}: {evidence.get('left', '')!r}",
                   f"    {evidence.get('right_label', '')}: {evidence.get('right', '')!r}"]

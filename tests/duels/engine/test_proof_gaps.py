@@ -175,7 +175,8 @@ def assert_clean(episode: Episode) -> None:
 
 
 def test_a_hint_torn_over_two_observations_is_found_with_both_steps(make, monkeypatch,
-                                                                    sandbox_backend):
+                                                                    sandbox_backend, client,
+                                                                    staff):
     episode = played(make, monkeypatch, sandbox_backend, source=TORN_HALVES,
                      solver=ScriptedSolver(READ_BOTH))
     evidence = assert_voided(episode)
@@ -188,6 +189,10 @@ def test_a_hint_torn_over_two_observations_is_found_with_both_steps(make, monkey
     assert "the observations of steps 2 and 4" in evidence["reason"]
     assert "step 2: The scroll reads: wind the brass key" in evidence["observation"]
     assert episode.success is True  # the solver's own result stands
+    client.force_login(staff)
+    page = client.get(f"/environments/{episode.environment.uuid}/").content.decode()
+    assert "Voided after play" in page and "steps 2, 4" in page
+    assert "wind the brass key … exactly three turns clockwise" in page
 
 
 def test_a_scroll_sharing_words_with_the_hint_is_not_a_leak(make, monkeypatch, sandbox_backend):
