@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from duels.engine.hint_search import hint_shown
+from duels.engine.hint_search import hint_pieces
 from duels.engine.validation_probes import solver_actions
 from sandbox_runner import EnvCodeError
 
@@ -223,17 +223,37 @@ def same_sandbox_problem(transcript: Transcript) -> str:
 
 
 def hint_leaks(transcripts: list[Transcript], hint_texts: list[str]) -> list[str]:
-    """Where each hint shows (duels.engine.hint_search: case, spacing and punctuation ignored,
-    a long run of its words counts) in a text the environment returned."""
+    """Where each hint shows (duels.engine.hint_search: the texts of one episode, from a reset
+    to the next, read as one text, so a hint torn over several observations shows too)."""
     leaks = []
     for hint in hint_texts:
-        place = next((entry for transcript in transcripts
-                      for entry, text in transcript.texts() if hint_shown(hint=hint, text=text)),
-                     None)
-        if place is not None:
-            kind = "reset text" if place.what == "reset" else "observation"
-            leaks.append(f"the hint {shown(hint)} appears in the {kind} of {place.place()}")
+        places = next((found for transcript in transcripts
+                       for episode in transcript_episodes(transcript)
+                       if (found := _hint_places(hint, episode))), None)
+        if places:
+            kind = ("reset text" if places[0].what == "reset" else "observation")
+            if len(places) == 1:
+                leaks.append(f"the hint {shown(hint)} appears in the {kind} of "
+                             f"{places[0].place()}")
+            else:
+                leaks.append(f"the hint {shown(hint)} appears torn over the texts of "
+                             + " and ".join(place.place() for place in places))
     return leaks
+
+
+def transcript_episodes(transcript: Transcript) -> list[list[Entry]]:
+    """The transcript's texts cut into episodes: each from a reset up to the next one."""
+    episodes: list[list[Entry]] = []
+    for entry, _text in transcript.texts():
+        if entry.what == "reset" or not episodes:
+            episodes.append([])
+        episodes[-1].append(entry)
+    return episodes
+
+
+def _hint_places(hint: str, episode: list[Entry]) -> list[Entry]:
+    pieces = hint_pieces(hint=hint, texts=[entry.values["observation"] for entry in episode])
+    return [episode[number] for number in sorted({piece.text for piece in pieces})]
 
 
 def parse_source(source: str) -> ast.Module | None:

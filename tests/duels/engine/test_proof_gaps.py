@@ -246,3 +246,17 @@ def test_state_kept_between_episodes_in_one_process_is_voided(make, monkeypatch,
 def test_state_made_afresh_for_each_instance_is_not_voided(make, monkeypatch, sandbox_backend):
     assert_clean(played(make, monkeypatch, sandbox_backend, source=CELLAR_CONTROL,
                         solver=ScriptedSolver(TAKE_DROP_LOOK)))
+
+
+def test_validation_reads_its_own_episodes_as_one_text_too(sandbox_backend):
+    """A scroll that shows its half at the first reading: validation plays both announced
+    reads in one episode, so it refuses the environment before any play, naming both places."""
+    source = TORN_HALVES.replace("self.reads[side] < 2", "self.reads[side] < 1")
+    report = environment_validation_report(source=source, hint_texts=[HINT],
+                                           backend=sandbox_backend)
+    assert report["valid"] is False
+    check = next(check for check in report["checks"] if check["name"] == "hint_not_leaked")
+    assert check["passed"] is False
+    assert ("appears torn over the texts of seed 0, step " in check["detail"]
+            and "(action 'read left') and seed 0, step " in check["detail"]
+            and "(action 'read right')" in check["detail"]), check["detail"]
