@@ -82,10 +82,12 @@ def hint_pieces(*, hint: str, texts: list[str]) -> list[Piece]:
     starts_of: dict[tuple[str, ...], list[int]] = {
         tuple(hint_words[at:at + piece_words]): []
         for at in range(len(hint_words) - piece_words + 1)}
+    firsts = {run[0] for run in starts_of}
     for at in range(len(words) - piece_words + 1):
-        starts = starts_of.get(tuple(words[at:at + piece_words]))
-        if starts is not None:
-            starts.append(at)
+        if words[at] in firsts:
+            starts = starts_of.get(tuple(words[at:at + piece_words]))
+            if starts is not None:
+                starts.append(at)
     if not any(starts_of.values()):
         return []
     best: list[tuple[int, int, int]] = []  # (position in words, position in hint, length)
