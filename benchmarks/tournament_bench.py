@@ -13,10 +13,12 @@ Run: `.venv/bin/python benchmarks/tournament_bench.py [--backends bwrap,docker] 
 [--replay-pairs N]` (default: both; a backend that does not work here is skipped with its reason;
 `--quick` runs the one-round tournament only, without the 4-round memory comparison).
 
-`--replay-pairs N` measures the proof after play (every episode replayed in a fresh sandbox,
-checked against its pair and for the hint): N pairs of one-round tournaments per backend, with
-the proof off and on (alternating which goes first), in one run; it prints each pair's wall
-time and model-time ratio, the differences, and the replay's own time per episode.
+`--replay-pairs N` measures the proof after play (every episode searched for the hint,
+checked against its pair, and replayed after its play in a sandbox started beside it, fresh
+and again in the same process): N pairs of one-round tournaments per backend, with the proof
+off and on (alternating which goes first), in one run; it prints each pair's wall time and
+model-time ratio, the differences, and the proof's own time per episode (its sandbox's start,
+both replays and the checks).
 
 The lower bound uses the durations measured in the run itself. No schedule can finish before
   (a) the longest duel chain: its authoring (the slower setter's model calls) followed by its

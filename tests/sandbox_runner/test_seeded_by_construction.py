@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from sandbox_runner import open_sandbox
+from sandbox_runner import EnvCodeError, open_sandbox
 from tests.sandbox_runner.conftest import TEST_LIMITS
 
 pytestmark = pytest.mark.timeout(120)
@@ -162,3 +162,38 @@ def test_a_moved_clock_moves_every_clock_and_the_heap(backend):
     assert moved[7] != plain[7]  # shown to the minute
     assert moved[8] == plain[8] == "datetime.datetime(2020, 1, 2, 3, 4)"
     assert moved[9] != plain[9] and moved[9].startswith("<object object at 0x")
+
+
+ELAPSED = '''
+import time
+from time import monotonic as bound_early
+
+
+class Environment:
+    max_steps = 5
+
+    def reset(self, seed):
+        self.started = (time.time(), bound_early())
+        return "reset"
+
+    def step(self, action):
+        return {"observation": "%d %d" % (time.time() - self.started[0],
+                                          bound_early() - self.started[1]),
+                "done": False, "success": False}
+'''
+
+
+@pytest.mark.parametrize("backend", ["quickest"], indirect=True)
+def test_a_clock_stride_moves_the_clocks_on_at_every_step_of_that_episode(backend):
+    """The replay's fresh pass: each step is `clock_stride` seconds after the one before,
+    whatever the host's pace; the next reset without a stride leaves the clocks where they are."""
+    with open_sandbox(ELAPSED, limits=TEST_LIMITS, backend=backend,
+                      clock_offset=100) as sandbox:
+        sandbox.reset(seed=0, clock_stride=3661)
+        assert [sandbox.step("wait").observation for _ in range(3)] == [
+            "3661 3661", "7322 7322", "10983 10983"]
+        sandbox.reset(seed=0)
+        assert sandbox.step("wait").observation == "0 0"
+    with (open_sandbox(ELAPSED, limits=TEST_LIMITS, backend=backend) as sandbox,
+          pytest.raises(EnvCodeError, match="clock_stride needs the clocks moved at load")):
+        sandbox.reset(seed=0, clock_stride=60)

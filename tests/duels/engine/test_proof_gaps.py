@@ -5,6 +5,7 @@ control of each is not."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -260,3 +261,26 @@ def test_validation_reads_its_own_episodes_as_one_text_too(sandbox_backend):
     assert ("appears torn over the texts of seed 0, step " in check["detail"]
             and "(action 'read left') and seed 0, step " in check["detail"]
             and "(action 'read right')" in check["detail"]), check["detail"]
+
+
+def test_the_replay_uses_the_sandbox_started_beside_the_play(make, monkeypatch,
+                                                             sandbox_backend):
+    """Started in its own thread at the first action, one sandbox serves both passes after the
+    play; the proof starts none of its own."""
+    from duels.engine import proof, replay_sandbox
+
+    started = {"beside": [], "proof": []}
+
+    def counted(where, real):
+        def open_counted(*args, **kwargs):
+            started[where].append(threading.current_thread().name)
+            return real(*args, **kwargs)
+        return open_counted
+
+    monkeypatch.setattr(replay_sandbox, "open_sandbox",
+                        counted("beside", replay_sandbox.open_sandbox))
+    monkeypatch.setattr(proof, "open_sandbox", counted("proof", proof.open_sandbox))
+    assert_clean(played(make, monkeypatch, sandbox_backend, source=CELLAR_CONTROL,
+                        solver=ScriptedSolver(TAKE_DROP_LOOK)))
+    assert len(started["beside"]) == 1 and started["beside"][0].startswith("replay-sandbox")
+    assert started["proof"] == []
