@@ -149,7 +149,7 @@ def _owner_state(episode: Episode) -> dict | None:
 def _replay(*, episode: Episode, sandbox, owner: str, protocol: str,
             replay: ReplaySandbox | None = None) -> EpisodeProgress:
     """Reset the sandbox and replay the stored steps; store step 0 when it is missing. The
-    proof after play's sandbox is started at the first stored action.
+    proof after play's fresh replay is sent every stored action.
 
     Format reminders are not replayed: their replies never reached the environment.
     """
@@ -166,7 +166,7 @@ def _replay(*, episode: Episode, sandbox, owner: str, protocol: str,
         if not step.is_format_reminder:
             result = sandbox.step(step.action)
             if replay is not None:
-                replay.prepare()
+                replay.send(step.action)
             if text_bound(result.observation, limit=OBSERVATION_CHARS) != step.observation:
                 raise ReplayMismatch(f"step {step.index} gave a different observation on replay")
         history.append((previous.observation, step.reply, _sent_by_tool(step, protocol)))
@@ -220,7 +220,7 @@ class _StoredEpisode:
 
     def record(self, *, protocol: str, **fields) -> tuple[str, str, str | None]:
         if self.replay is not None and fields["action"] and not fields["format_error"]:
-            self.replay.prepare()  # started in its own thread meanwhile
+            self.replay.send(fields["action"])  # replayed in its own thread meanwhile
         step = episode_record_step(episode=self.episode, owner=self.owner, **fields)
         doorbell_step_ready(episode=self.episode, step=step)
         # The stored (bounded) reply, so a resumed episode sends the very same prompts.

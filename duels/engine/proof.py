@@ -41,7 +41,7 @@ from duels.engine.replay_clock import (
     REPLAY_CLOCK_STRIDE,
     REPLAY_STRIDE_SHOWN,
 )
-from duels.engine.replay_sandbox import ReplaySandbox
+from duels.engine.replay_sandbox import FreshPass, ReplaySandbox
 from duels.engine.voiding import EVIDENCE_CHARS, environment_void
 from duels.models import Condition, EndReason, EnvironmentStatus, Episode, Proof, Status, Step
 from sandbox_runner import (
@@ -80,7 +80,8 @@ def replay_sandbox_open(*, episode: Episode) -> ReplaySandbox | None:
     (None when proof is off)."""
     if not proof_enabled() or episode.environment.status == EnvironmentStatus.INVALID:
         return None
-    return ReplaySandbox(source=episode.environment.source, backend=settings.ENVDUELS_SANDBOX,
+    return ReplaySandbox(source=episode.environment.source, seed=episode.seed,
+                         backend=settings.ENVDUELS_SANDBOX,
                          adapter=episode.environment.sandbox_adapter)
 
 
@@ -130,9 +131,10 @@ def episode_prove(*, episode: Episode, replay: ReplaySandbox | None = None,
     evidence = (episode_hint_leak(episode=episode, answers=answers)
                 or episode_pair_mismatch(episode=episode, answers=answers))
     if evidence is None:
-        def work(sandbox: Sandbox | None) -> dict[str, Any] | None:
-            return episode_replay_mismatch(episode=episode, answers=answers, sandbox=sandbox)
-        evidence = replay.run(work) if replay is not None else work(None)
+        def work(sandbox: Sandbox | None, fresh: FreshPass | None) -> dict[str, Any] | None:
+            return episode_replay_mismatch(episode=episode, answers=answers, sandbox=sandbox,
+                                           fresh=fresh)
+        evidence = replay.run(work) if replay is not None else work(None, None)
     started_beside = replay.busy_seconds if replay is not None else 0.0
     elapsed = int((time.monotonic() - started + started_beside) * 1000)
     if evidence is None:
@@ -251,14 +253,17 @@ def episode_pair_mismatch(*, episode: Episode, answers: list[Answer]) -> dict[st
 
 
 def episode_replay_mismatch(*, episode: Episode, answers: list[Answer],
-                            sandbox: Sandbox | None = None) -> dict[str, Any] | None:
-    """Replay the stored actions from the episode's seed, after its play, in one fresh sandbox
-    with its clocks moved (`sandbox`, started beside the play, or one started here): once fresh
-    with the clocks moving on at every step, then once more in the same process at its own
-    pace. The evidence of the first answer that differs, or None."""
+                            sandbox: Sandbox | None = None,
+                            fresh: FreshPass | None = None) -> dict[str, Any] | None:
+    """Replay the stored actions from the episode's seed in one fresh sandbox with its clocks
+    moved: once fresh, the clocks moving on at every step (`fresh`, run beside the play in
+    `sandbox`, or here), then once more in the same process, after the play, at the replay's
+    own pace. The evidence of the first answer that differs, or None."""
     for attempt in (1, 2):
         try:
-            return _replay(episode, answers, sandbox if attempt == 1 else None)
+            if attempt == 1:
+                return _replay(episode, answers, sandbox, fresh)
+            return _replay(episode, answers, None, None)
         except _ReplayStopped as stopped:
             if attempt == 1 and isinstance(stopped.error, SandboxTimeout):
                 continue  # a busy machine is not the environment: once more
@@ -302,8 +307,11 @@ class _ReplayStopped(Exception):
         self.index, self.error, self.replay_pass = index, error, replay_pass
 
 
-def _replay(episode: Episode, answers: list[Answer],
-            sandbox: Sandbox | None) -> dict[str, Any] | None:
+def _replay(episode: Episode, answers: list[Answer], sandbox: Sandbox | None,
+            fresh: FreshPass | None) -> dict[str, Any] | None:
+    if sandbox is not None and not _fresh_covers(fresh, answers):
+        sandbox.close()  # the fresh pass beside the play broke or missed answers: afresh
+        sandbox = fresh = None
     if sandbox is None:
         try:
             sandbox = open_sandbox(episode.environment.source,
@@ -314,9 +322,36 @@ def _replay(episode: Episode, answers: list[Answer],
             raise _ReplayStopped(0, error, REPLAY_PASSES[0]) from error
     with sandbox:
         for replay_pass in REPLAY_PASSES:
-            found = _replay_pass(episode, answers, sandbox, replay_pass)
+            if fresh is not None and replay_pass is REPLAY_PASSES[0]:
+                found = _fresh_evidence(episode, answers, fresh)
+            else:
+                found = _replay_pass(episode, answers, sandbox, replay_pass)
             if found:
                 return found
+    return None
+
+
+def _fresh_covers(fresh: FreshPass | None, answers: list[Answer]) -> bool:
+    """Whether the fresh pass beside the play decides every stored answer: it answered each,
+    or the environment's own fault (not a timeout: a busy machine is not the environment)
+    stopped it at one of them."""
+    if fresh is None or fresh.broken:
+        return False
+    if fresh.stopped is not None:
+        number, error = fresh.stopped
+        return number < len(answers) and not isinstance(error, SandboxTimeout)
+    return len(fresh.answers) == len(answers)
+
+
+def _fresh_evidence(episode: Episode, answers: list[Answer],
+                    fresh: FreshPass) -> dict[str, Any] | None:
+    for number, answer in enumerate(answers):
+        if number >= len(fresh.answers):
+            raise _ReplayStopped(answer.index, fresh.stopped[1], REPLAY_PASSES[0])
+        name = _first_difference(answer.values, fresh.answers[number])
+        if name:
+            return _replay_evidence(episode, answers, answer, name, answer.values.get(name),
+                                    fresh.answers[number].get(name), REPLAY_PASSES[0])
     return None
 
 
