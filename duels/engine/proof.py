@@ -10,14 +10,14 @@ evaluation): it
 2. compares it with its paired episode (same owner, environment, solver and seed, the other
    condition) on the actions they share from the start: the environment never knows whether
    the solver holds the hint, so they must have seen the same texts;
-3. replays the episode's stored actions from its seed after the play, at the replay's own pace,
-   in a fresh sandbox: another process whose clocks are moved by `REPLAY_CLOCK_OFFSET` and whose
-   heap is laid out anew. The first pass moves its clocks on by `REPLAY_CLOCK_STRIDE` at every
-   step; the second replays the same actions again in the same process, after the first, with
-   no stride. Every observation, reward, `done` and `success` must equal what was stored, so a
-   clock, elapsed time (longer than any play's in the first pass, shorter in the second), a
-   memory address, system entropy or state the process kept from an earlier episode shows as a
-   difference.
+3. replays the episode's stored actions from its seed in one more sandbox: another process
+   whose clocks are moved by `REPLAY_CLOCK_OFFSET` and whose heap is laid out anew. The fresh
+   pass (run beside the play, duels.engine.replay_sandbox) moves its clocks on by
+   `REPLAY_CLOCK_STRIDE` at every step; the reused pass replays the same actions again in the
+   same process after the play, at its own pace, with no stride. Every observation, reward,
+   `done` and `success` must equal what was stored, so a clock, elapsed time (longer than any
+   play's in the fresh pass, shorter in the reused one), a memory address, system entropy or
+   state the process kept from an earlier episode shows as a difference.
 
 A failure voids the environment with the evidence (duels.engine.voiding.environment_void); it is
 never the solver's result. A replay that cannot run because the sandbox backend is gone raises
@@ -115,9 +115,9 @@ def episode_prove(*, episode: Episode, replay: ReplaySandbox | None = None,
     is written on the episode (the engine stores both with the episode's end, in the same write).
 
     Call it when the solver loop ends, before the episode is marked ended, so its side is never
-    scored unchecked. `replay` holds the sandbox the engine started beside the play
-    (duels.engine.replay_sandbox); without it, or when it could not start one, a sandbox is
-    started here. Raises the sandbox's infrastructure errors (SandboxUnavailable, a sandbox
+    scored unchecked. `replay` holds the sandbox the engine started beside the play and its
+    fresh pass (duels.engine.replay_sandbox); without it, or when that pass broke, both passes
+    run here. Raises the sandbox's infrastructure errors (SandboxUnavailable, a sandbox
     killed from outside) for the caller to retry.
     """
     episode = Episode.objects.select_related("environment", "solver").get(pk=episode.pk)
