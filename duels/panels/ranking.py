@@ -25,6 +25,7 @@ from duels.models import (
 )
 from duels.scoring import episode_decided, episode_passed
 from duels.studies.figures import FieldModel, FieldPlay, FieldVersion, field_figures
+from duels.studies.headline import headline_checks
 
 RESAMPLES = 1000
 RANKING_PARTS = ("models", "environments", "pairs")
@@ -114,6 +115,9 @@ def panel_ranking_compute(*, panel: Panel, hint_level: int = 1,
     figures.pop("head_to_head", None)  # a study's only: a panel's authors played no duel
     figures.pop("hardening", None)
     figures.pop("hardening_first_to_final", None)
+    if figures.get("headline"):
+        figures["headline"]["checks"] = headline_checks(headline=figures["headline"],
+                                                        rows=figures["models"])
     figures["hint_level"] = hint_level
     figures["new_solver"] = rows.new_solver
     figures["incomplete"] = rows.incomplete

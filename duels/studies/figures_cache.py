@@ -26,6 +26,9 @@ logger = logging.getLogger(__name__)
 REFRESH_TASK = "study_figures_refresh"
 # Refresh requests for one study within this many seconds share one task.
 DEBOUNCE_SECONDS = 5
+# The shape of the stored figures: raised when a change adds figures, so figures stored by an
+# older EnvDuels count as stale and are recomputed (2: the headline and rank ranges).
+FIGURES_SHAPE = 2
 # A running study's figures are recomputed at most this often.
 RUNNING_REFRESH_SECONDS = 30
 
@@ -40,7 +43,7 @@ def study_figures_fingerprint(*, study: Study) -> str:
         last=Max("pk"))
     status = Study.objects.filter(pk=study.pk).values_list("status", flat=True).first()
     text = json.dumps([plays["count"], str(plays["last"]), versions["count"],
-                       versions["valid"], versions["last"], status])
+                       versions["valid"], versions["last"], status, FIGURES_SHAPE])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

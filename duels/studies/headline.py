@@ -140,3 +140,64 @@ def headline_compute(*, rows: Sequence[Mapping], names: Sequence[str], draws: Ma
         "decide": decide,
         "checks": [],
     }
+
+
+CHECK_REASONS = {
+    "direct_common_panel_solve": "different plays: only the versions every model played, the "
+                                 "model's own included",
+    "solve_rating": "different weighting: the joint model weighs each version by its "
+                    "difficulty, not each domain equally",
+    "author_rating": "different figure: the joint model rates an author by its versions' "
+                     "difficulty and hint effect, design by how its versions part its peers",
+    "head_to_head_rating": "too few plays: each pair of models is one game",
+}
+
+
+def _leaders(rows: Sequence[Mapping], key: str, name: str = "player") -> list[str]:
+    values = [(comparable(float(row[key])), row[name]) for row in rows
+              if row.get(key) is not None]
+    if not values:
+        return []
+    top = max(value for value, _ in values)
+    return sorted(model for value, model in values if value == top)
+
+
+def headline_checks(*, headline: Mapping, rows: Sequence[Mapping],
+                    analytics: Mapping | None = None) -> list[dict]:
+    """The other figures beside the primary ones: each check's leaders, whether they agree with
+    the primary figure's, and why a check may disagree. A check agrees when its leaders
+    include the primary figure's best."""
+    analytics = analytics or {}
+    irt = analytics.get("irt") or {}
+    candidates = [
+        ("solver", "direct_common_panel_solve", "common-panel solve",
+         _leaders(rows, "direct_common_panel_solve", "model")),
+        ("solver", "solve_rating", "the joint model's Solve rating",
+         _leaders(irt.get("solvers") or [], "rating")),
+        ("setter", "author_rating", "the joint model's Author rating",
+         _leaders(irt.get("authors") or [], "rating")),
+        ("setter", "head_to_head_rating", "ratings from head-to-head results",
+         _leaders(analytics.get("ratings") or [], "rating")),
+    ]
+    checks = []
+    for role, key, label, leaders in candidates:
+        best = headline.get(f"best_{role}")
+        if not leaders or best is None:
+            continue
+        primary = {best["model"], *best["tied_with"]}
+        agrees = bool(primary & set(leaders))
+        checks.append({"role": role, "figure": key, "label": label, "leaders": leaders,
+                       "agrees": agrees, "why": None if agrees else CHECK_REASONS[key]})
+    return checks
+
+
+def headline_of(figures: Mapping) -> dict:
+    """The figures' headline; for figures without models (nothing played yet), the headline
+    that says so."""
+    if figures.get("headline"):
+        return dict(figures["headline"])
+    models = figures.get("models") or []
+    counts = figures.get("counts") or {}
+    return headline_compute(rows=models, names=[row["model"] for row in models], draws={},
+                            final_versions=counts.get("final_versions", 0),
+                            plays=counts.get("plays", 0))

@@ -31,6 +31,7 @@ from duels.models.environments import version_name
 from duels.scoring import episode_decided, episode_passed
 from duels.studies.figures import FieldModel, FieldPlay, FieldVersion, field_figures
 from duels.studies.figures_cache import study_figures_fingerprint
+from duels.studies.headline import headline_checks
 
 RESAMPLES = 1000
 
@@ -163,6 +164,8 @@ def study_figures_compute(*, study: Study, resamples: int = RESAMPLES) -> dict:
         players=[model.name for model in rows.models], head_to_head=figures["head_to_head"],
         episodes=rows.episodes, environments=rows.environments, sizes=rows.sizes,
         resamples=resamples)
+    figures["headline"]["checks"] = headline_checks(
+        headline=figures["headline"], rows=figures["models"], analytics=figures["analytics"])
     figures["counts"] = {"versions": len(rows.versions), "plays": len(rows.plays),
                          "final_versions": sum(v.final for v in rows.versions)}
     return figures
