@@ -40,6 +40,7 @@ from duels.studies.figures_resampling import (
     solver_strata,
     stratified_counts,
 )
+from duels.studies.figures_setters import SETTER_FIGURES, setter_rows
 from duels.studies.figures_versions import VersionFigures, version_figures
 from duels.studies.headline import RANKED, headline_compute
 
@@ -259,6 +260,11 @@ def _model_rows(field: Field, tallies: Tallies, peers: np.ndarray, by_version: V
     shared_of = {name: shared_ranks(number[name]) for name in RANKED}
     range_of = {name: rank_ranges(number[name], interval_of[name], scale=SCALES.get(name, (0, 1)))
                 for name in RANKED}
+    setters = (setter_rows(names=names, versions=field.versions, scores=by_version.scores,
+                           unhinted=list(zip(by_version.unhinted_successes.tolist(),
+                                             by_version.unhinted_attempted.tolist(),
+                                             strict=True)))
+               if by_version.scores and intervals else {})
     for m, model in enumerate(field.models):
         def per_domain(name: str, m: int = m) -> dict:
             means = estimate["per_domain"][name][0, m]
@@ -299,6 +305,11 @@ def _model_rows(field: Field, tallies: Tallies, peers: np.ndarray, by_version: V
             "hint_author_domain_scores": per_domain("hint_authoring"),
             "environments_authored": int(own[m].sum()),
         })
+        setter = setters.get(model.name)
+        if setter:  # the setter's own figures, with intervals, where the versions were scored
+            rows[-1].update({key: setter[key] for key in SETTER_FIGURES})
+            rows[-1]["intervals"].update(setter["intervals"])
+            rows[-1]["plays"].update(setter["setter_plays"])
     # The original's order: by direct common-panel rank, then by name.
     rows.sort(key=lambda row: (row["direct_common_panel_rank"] or 10**9, row["model"]))
     return rows, draws
