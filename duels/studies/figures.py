@@ -177,6 +177,7 @@ def _peer_counts(tallies: Tallies, peers: np.ndarray, by_version: VersionFigures
         return (values * peers).sum(axis=1)[final].astype(float)
 
     return {"discrimination_seeds": by_version.discrimination_seeds[final].astype(float),
+            "peer_unhinted_plays": by_version.unhinted_attempted[final].astype(float),
             "peer_pairs": peer_sum(tallies.matched_pairs),
             "peer_unhinted_passes": peer_sum(tallies.harm_den),
             "peer_hinted_passes": peer_sum(tallies.rescue_num + tallies.harm_den
@@ -290,7 +291,8 @@ def _model_rows(field: Field, tallies: Tallies, peers: np.ndarray, by_version: V
             "intervals": {name: interval_of[name][m] for name in figure_names},
             "shared_ranks": {name: shared_of[name][m] for name in RANKED},
             "rank_ranges": {name: range_of[name][m] for name in RANKED},
-            "plays": _plays_behind(counts, own[m], common, m),
+            "plays": {**_plays_behind(counts, own[m], common, m),
+                      **_setter_plays_behind(inputs, own[m])},
             "canonical_domain_scores": per_domain("canonical_autonomous_solve"),
             "canonical_environment_count": int(
                 ((counts["unhinted_attempted"][m] > 0) & others).sum()),
@@ -313,6 +315,16 @@ def _model_rows(field: Field, tallies: Tallies, peers: np.ndarray, by_version: V
     # The original's order: by direct common-panel rank, then by name.
     rows.sort(key=lambda row: (row["direct_common_panel_rank"] or 10**9, row["model"]))
     return rows, draws
+
+
+def _setter_plays_behind(inputs: ModelInputs, own: np.ndarray) -> dict:
+    """How many of its peers' plays a model's setter figures stand on: unhinted plays of its
+    final versions with a discrimination; both plays of each peer matched pair."""
+    if inputs.peer_pairs is None:
+        return {}
+    discriminated = own & np.isfinite(inputs.discrimination)
+    return {"design": int(inputs.peer_unhinted_plays[discriminated].sum()),
+            "hint_authoring": 2 * int(inputs.peer_pairs[own].sum())}
 
 
 def _plays_behind(counts: dict, own: np.ndarray, common: np.ndarray, m: int) -> dict:

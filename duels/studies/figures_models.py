@@ -56,6 +56,7 @@ class ModelInputs:
     peer_pairs: np.ndarray | None = None  # (F,)
     peer_unhinted_passes: np.ndarray | None = None  # (F,)
     peer_hinted_passes: np.ndarray | None = None  # (F,)
+    peer_unhinted_plays: np.ndarray | None = None  # (F,) every peer's unhinted plays
 
 
 def inputs_in_order(inputs: ModelInputs, order: np.ndarray) -> ModelInputs:
@@ -74,7 +75,7 @@ def inputs_in_order(inputs: ModelInputs, order: np.ndarray) -> ModelInputs:
 
 
 POOLED_AUTHOR = ("discrimination_seeds", "peer_pairs", "peer_unhinted_passes",
-                 "peer_hinted_passes")
+                 "peer_hinted_passes", "peer_unhinted_plays")
 
 
 def balanced(values: np.ndarray, mask: np.ndarray, domains: np.ndarray, domain_count: int,

@@ -64,7 +64,8 @@ def _decide(best: dict | None, rows: Sequence[Mapping], role: str, plays: int) -
         return None
     figure = best["figure"]
     if best["tied_with"]:
-        return (f"{best['model']} and {', '.join(best['tied_with'])} have the same "
+        names = [best["model"], *best["tied_with"]]
+        return (f"{', '.join(names[:-1])} and {names[-1]} have the same "
                 f"{LABELS[figure]} on these plays: more plays decide between them only if they "
                 "truly differ.")
     others = sorted((row for row in rows if row["model"] != best["model"]

@@ -39,6 +39,11 @@ def study_slots(*, study: Study) -> list[StudySlot]:
     return slots
 
 
+def study_player_uuids(*, study: Study) -> dict[str, str]:
+    """The study's players' uuids by name (the links from figures to their plays)."""
+    return {name: str(uuid) for name, uuid in study.players.values_list("name", "uuid")}
+
+
 def study_exists(*, study_uuid: UUID | str) -> bool:
     return Study.objects.filter(uuid=study_uuid).exists()
 

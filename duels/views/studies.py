@@ -20,8 +20,14 @@ from duels.services.access import (
     study_can_cancel,
     study_can_start,
 )
+from duels.studies.answer import answer_context
 from duels.studies.figures_cache import study_figures_state, study_figures_stored
-from duels.studies.selectors import study_get, study_list, study_page
+from duels.studies.selectors import (
+    study_get,
+    study_list,
+    study_page,
+    study_player_uuids,
+)
 from duels.studies.tables import TABLES, study_table, table_grid
 from duels.study_forms import StudyForm
 from duels.views.analytics import table_csv_response
@@ -55,6 +61,8 @@ def study_detail(request: HttpRequest, study_uuid: UUID) -> HttpResponse:
     page = study_page(study=study)
     context = {
         "study": study, **page, "figures_at": page["computed_at"],
+        **answer_context(figures=page["figures"], study_uuid=str(study.uuid),
+                         players=study_player_uuids(study=study)),
         "players": list(study.players.order_by("name")),
         "can_cancel": can_cancel,
         "tables": {name: label for name, (label, _) in TABLES.items()},
