@@ -135,7 +135,7 @@ def field_figures(*, versions: Sequence[FieldVersion], plays: Sequence[FieldPlay
     rng = {part: np.random.default_rng([rng_seed, i]) for i, part in enumerate(PARTS)}
     by_version = version_figures(field, tallies, peers,
                                  intervals=intervals and "environments" in parts,
-                                 scored=bool({"environments", "hardening"} & set(parts)))
+                                 scored=bool({"models", "environments", "hardening"} & set(parts)))
     final = np.array([version.final for version in field.versions], dtype=bool)
     result: dict = {part: [] for part in PARTS}
     if "models" in parts:
