@@ -35,6 +35,7 @@ from duels.services.access import (
     evaluation_can_cancel,
     evaluation_can_start,
 )
+from duels.studies.answer import answer_context
 from duels.studies.tables import table_grid
 from duels.views.analytics import table_csv_response
 from duels.views.common import cancel_confirmed, paginate
@@ -65,7 +66,7 @@ def _detail_context(request: HttpRequest, panel, form: EvaluationForm | None = N
         "results": results_by_version(figures), "new_solver": figures.get("new_solver"),
         "incomplete": sorted((figures.get("incomplete") or {}).items()),
         "ranking_current": current, "level": level, "levels": levels, "tables": TABLES,
-        "can_start": can_start,
+        "can_start": can_start, **answer_context(figures=figures),
         "form": form if form is not None else (EvaluationForm(panel=panel) if can_start
                                                else None),
     }
