@@ -31,6 +31,7 @@ from duels.models.environments import version_name
 from duels.scoring import episode_decided, episode_passed
 from duels.studies.figures import FieldModel, FieldPlay, FieldVersion, field_figures
 from duels.studies.figures_cache import study_figures_fingerprint
+from duels.studies.findings import study_solver_not_setter
 from duels.studies.headline import headline_checks
 
 RESAMPLES = 1000
@@ -166,6 +167,10 @@ def study_figures_compute(*, study: Study, resamples: int = RESAMPLES) -> dict:
         resamples=resamples)
     figures["headline"]["checks"] = headline_checks(
         headline=figures["headline"], rows=figures["models"], analytics=figures["analytics"])
+    findings = figures["analytics"].get("findings") or []
+    if findings and findings[0]["id"] == "solver_not_setter":
+        findings[0] = study_solver_not_setter(headline=figures["headline"],
+                                              rows=figures["models"])
     figures["counts"] = {"versions": len(rows.versions), "plays": len(rows.plays),
                          "final_versions": sum(v.final for v in rows.versions)}
     return figures
