@@ -198,3 +198,26 @@ def answer_context(*, figures: Mapping | None, study_uuid: str | None = None,
     return {"answer": card,
             "role_tables": role_tables(models=models, study_uuid=study_uuid, players=players)
             if models else {}}
+
+
+def role_table_rows(*, models: Sequence[Mapping], role: str) -> list[dict]:
+    """One role's table as file rows: per model, each of the role's figures under its JSON key
+    with `<key>_label` naming its role's column, its interval (`<key>_low`, `<key>_high`) and,
+    for a ranked figure, its shared rank and rank range."""
+    rows = []
+    for row in models:
+        if role == "setters" and not row.get("environments_authored"):
+            continue
+        out: dict = {"model": row["model"], "role": role[:-1]}
+        for column in ROLES[role]:
+            bounds = (row.get("intervals") or {}).get(column.key) or [None, None]
+            out[column.key] = row.get(column.key)
+            out[f"{column.key}_label"] = column.label
+            out[f"{column.key}_low"], out[f"{column.key}_high"] = bounds
+            if column.ranked:
+                span = (row.get("rank_ranges") or {}).get(column.key) or [None, None]
+                out[f"{column.key}_shared_rank"] = (row.get("shared_ranks") or {}).get(
+                    column.key)
+                out[f"{column.key}_rank_best"], out[f"{column.key}_rank_worst"] = span
+        rows.append(out)
+    return rows

@@ -19,9 +19,9 @@ from duels.models import Study
 from duels.services.analytics import analytics_current, analytics_refresh
 
 # What `analytics --study --json` prints: the study's figures under the original's names.
-STUDY_KEYS = ("headline", "models", "environments", "head_to_head")
+STUDY_KEYS = ("headline", "roles", "models", "environments", "head_to_head")
 # And `analytics --panel --json`: a panel's authors played no duels, so no head to head.
-PANEL_KEYS = ("headline", "models", "environments")
+PANEL_KEYS = ("headline", "roles", "models", "environments")
 
 
 def _part(figures: dict, key: str):
@@ -31,6 +31,10 @@ def _part(figures: dict, key: str):
         from duels.studies.headline import headline_of
 
         return headline_of(figures)
+    if key == "roles":
+        from duels.studies.answer import role_columns
+
+        return role_columns()
     return figures.get(key) or []
 
 
