@@ -35,15 +35,18 @@ RUNNING_REFRESH_SECONDS = 30
 
 def study_figures_fingerprint(*, study: Study) -> str:
     """What the figures would be computed from now: the study's ended plays (how many, the
-    latest end), its versions (how many, how many valid, the newest) and its status."""
+    latest end), its versions (how many, how many valid, the newest), its status and its
+    players' sizes."""
     plays = Episode.objects.filter(study=study, status__in=DONE_STATUSES).aggregate(
         count=Count("pk"), last=Max("finished_at"))
     versions = study.environments.aggregate(
         count=Count("pk"), valid=Count("pk", filter=Q(status=EnvironmentStatus.VALID)),
         last=Max("pk"))
     status = Study.objects.filter(pk=study.pk).values_list("status", flat=True).first()
+    # The players' sizes feed a finding: entering one makes the figures stale.
+    sizes = sorted(study.players.values_list("pk", "parameters_b"))
     text = json.dumps([plays["count"], str(plays["last"]), versions["count"],
-                       versions["valid"], versions["last"], status, FIGURES_SHAPE])
+                       versions["valid"], versions["last"], status, FIGURES_SHAPE, sizes])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
