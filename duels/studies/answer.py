@@ -195,9 +195,12 @@ def answer_context(*, figures: Mapping | None, study_uuid: str | None = None,
     if card is not None:
         card["roles"] = [("solver", card.get("best_solver")),
                          ("setter", card.get("best_setter"))]
+    # While no figure can be computed the page says when they will appear, not a grid of "—".
+    computable = any(row.get(column.key) is not None for row in models
+                     for columns in ROLES.values() for column in columns)
     return {"answer": card,
             "role_tables": role_tables(models=models, study_uuid=study_uuid, players=players)
-            if models else {}}
+            if computable else {}}
 
 
 def role_table_rows(*, models: Sequence[Mapping], role: str) -> list[dict]:
