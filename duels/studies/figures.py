@@ -255,7 +255,7 @@ def _model_rows(field: Field, tallies: Tallies, peers: np.ndarray, by_version: V
     counts = inputs.counts
     common = estimate["common"]
     number = {name: [_number(x) for x in array] for name, array in values.items()}
-    rank_of = {field_name: ranks(number[field_name], names) for field_name in RANKED}
+    rank_of = {name: ranks(number[name], names) for name in RANKED}
     interval_of = {name: [pair(*(bound[m] for bound in bounds[name])) if name in bounds
                           else None for m in range(len(names))] for name in figure_names}
     shared_of = {name: shared_ranks(number[name]) for name in RANKED}

@@ -202,19 +202,33 @@ def study_lines(*, study, figures: dict[str, Any]) -> list[str]:
     models = figures.get("models") or []
     if not models:
         return [*lines, "not enough data: no final version has been played yet"]
+    headline = figures.get("headline") or {}
+    if headline.get("sentence"):
+        lines += ["", f"answer: {headline['sentence']}"]
+        if headline.get("missing"):
+            lines.append(f"missing: {headline['missing']}")
     lines.append("")
-    lines.append("models (over final versions; 95% intervals; ranks in brackets)")
+    lines.append("models (over final versions; 95% intervals; shared rank and rank range in "
+                 "brackets; gain from others' hints is a solver's figure)")
+
+    def rank(row: dict, key: str) -> str:
+        shared = (row.get("shared_ranks") or {}).get(key)
+        span = (row.get("rank_ranges") or {}).get(key)
+        if shared is None:
+            return figure(row.get(f"{key}_rank"), "d")
+        return f"{shared}, {span[0]}–{span[1]}" if span else str(shared)
+
     for row in models:
         bounds = row.get("intervals") or {}
         lines.append(
             f"  {row['model']:<24} canonical solve {figure(row.get('canonical_autonomous_solve'))}"
             f" {interval(*_pair(bounds.get('canonical_autonomous_solve')))}"
-            f" [{figure(row.get('canonical_rank'), 'd')}]"
+            f" [{rank(row, 'canonical_autonomous_solve')}]"
             f"  common-panel {figure(row.get('direct_common_panel_solve'))}"
-            f" [{figure(row.get('direct_common_panel_rank'), 'd')}]"
+            f" [{rank(row, 'direct_common_panel_solve')}]"
             f"  design {figure(row.get('design'))} {interval(*_pair(bounds.get('design')))}"
-            f" [{figure(row.get('design_rank'), 'd')}]"
-            f"  hint gain {hint_gain_text(row.get('hint_gain'))}")
+            f" [{rank(row, 'design')}]"
+            f"  gain from others' hints {hint_gain_text(row.get('hint_gain'))}")
     change = figures.get("hardening_first_to_final")
     if change:
         bounds = change.get("intervals") or {}
