@@ -128,11 +128,18 @@ class StudyAnswerBrowserTest(BrowserTestCase):
         return card
 
     def test_the_planted_study_answers_with_its_planted_leaders(self):
+        from axe_playwright_python.sync_playwright import Axe
+
         study = played_study(names=tuple(ABILITY), results=planted)
         study_figures_refresh(study=study)
         card = self.check_answer(study)
         assert card["solver"]["model"] == "alpha" and card["setter"]["model"] == "beta"
         assert re.search(r"\d+% of resamples", card["different"])
+        # The card and the role tables pass axe with no serious or critical violation.
+        self.page.set_viewport_size({"width": 1280, "height": 900})
+        violations = [violation["id"] for violation in Axe().run(self.page).response["violations"]
+                      if violation.get("impact") in {"serious", "critical"}]
+        assert violations == []
 
     def test_the_demo_study_answers_from_its_own_numbers(self):
         backends = available_backends()
