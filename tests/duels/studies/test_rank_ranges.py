@@ -92,6 +92,14 @@ def test_every_figure_shown_has_an_interval(planted):
     small = field_rows(truth, simulate_field(truth, np.random.default_rng(3), per_author=1,
                                              seeds=2))
     rows += field_figures(**small, resamples=50)["models"]
+    # And what hardening changed, where every slot changed alike (no spread over slots).
+    hardened = field_rows(truth, simulate_field(truth, np.random.default_rng(4), per_author=1,
+                                                seeds=2, harden_rounds=1, harden_shift=9.0))
+    hardening = field_figures(**hardened, resamples=50)
+    for change in [*hardening["hardening"], hardening["hardening_first_to_final"]]:
+        for key, bounds in change["intervals"].items():
+            if change.get(key) is not None:
+                assert bounds is not None, key
     for row in rows:
         for name, bounds in row["intervals"].items():
             if row.get(name) is not None:
