@@ -265,7 +265,7 @@ def _model_rows(field: Field, tallies: Tallies, peers: np.ndarray, by_version: V
                            unhinted=list(zip(by_version.unhinted_successes.tolist(),
                                              by_version.unhinted_attempted.tolist(),
                                              strict=True)))
-               if by_version.scores and intervals else {})
+               if by_version.scores else {})
     for m, model in enumerate(field.models):
         def per_domain(name: str, m: int = m) -> dict:
             means = estimate["per_domain"][name][0, m]
@@ -310,7 +310,8 @@ def _model_rows(field: Field, tallies: Tallies, peers: np.ndarray, by_version: V
         setter = setters.get(model.name)
         if setter:  # the setter's own figures, with intervals, where the versions were scored
             rows[-1].update({key: setter[key] for key in SETTER_FIGURES})
-            rows[-1]["intervals"].update(setter["intervals"])
+            rows[-1]["intervals"].update(setter["intervals"] if intervals
+                                         else dict.fromkeys(SETTER_FIGURES))
             rows[-1]["plays"].update(setter["setter_plays"])
     # The original's order: by direct common-panel rank, then by name.
     rows.sort(key=lambda row: (row["direct_common_panel_rank"] or 10**9, row["model"]))
