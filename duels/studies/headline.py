@@ -125,7 +125,10 @@ def headline_compute(*, rows: Sequence[Mapping], names: Sequence[str], draws: Ma
     if best_solver is None:
         missing.append(f"plays: no model has played another's final version unhinted yet "
                        f"({final_versions} final versions, {plays} plays so far)")
-    if best_setter is None:
+    if best_setter is None and len(names) < 3:
+        missing.append(f"players: design compares an author's peers, so it needs three models "
+                       f"at least ({len(names)} now)")
+    elif best_setter is None:
         missing.append("plays: design needs a final version played unhinted on the same seed "
                        "by two peers of its author at least")
     if best_solver and best_setter and share is None and len(names) >= 2:

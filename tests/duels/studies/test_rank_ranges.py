@@ -171,6 +171,7 @@ def test_an_unplayed_field_says_what_is_missing():
     assert headline["best_solver"] is None and headline["best_setter"] is None
     assert headline["different_share"] is None
     assert "plays" in headline["missing"]
+    assert "players: design compares an author's peers" in headline["missing"]
     assert headline["sentence"].startswith("No figure can be computed yet")
 
 
