@@ -149,7 +149,7 @@ def finding_small_models_set_harder(result: dict, words: dict = WORDS["duels"]) 
               "interval": _interval(low, high, scale.get("method"))}
     if rho is None or n < MIN_PLAYERS:
         return _finding("small_models_set_harder", claim, NOT_ENOUGH, **kwargs,
-                        needs=f"a size (parameters_b, on each player's edit page) for at least "
+                        needs=f"a size (parameters_b, entered on each player's page) for at least "
                               f"{MIN_PLAYERS} players that have set environments in "
                               f"{words['plays']}")
     # Larger models learning more from others' duels would go against the second half.
