@@ -70,8 +70,12 @@ class Command(BaseCommand):
         figures = (study_figures_refresh(study=study) if options["refresh"]
                    else study_figures_current(study=study))
         if options["json"]:
-            self.stdout.write(json.dumps({key: figures.get(key) or [] for key in STUDY_KEYS},
-                                         indent=2))
+            from duels.studies.hint_evidence import environment_rows_hint_mattered
+
+            shown = {key: figures.get(key) or [] for key in STUDY_KEYS}
+            shown["environments"] = environment_rows_hint_mattered(  # figures stored before it
+                study_id=study.pk, rows=shown["environments"])
+            self.stdout.write(json.dumps(shown, indent=2))
             return
         self.stdout.write("\n".join(study_lines(study=study, figures=figures)))
 
