@@ -10,7 +10,13 @@ from django.db.models import F, Q
 
 from duels.models import DONE_STATUSES, Condition, Environment, Episode, Step
 from duels.scoring import episode_decided, episode_passed
-from duels.studies.figures_hint import HintMattered, PlayPair, hint_mattered
+from duels.studies.figures_hint import (
+    HintMattered,
+    PlayPair,
+    hint_mattered,
+    hint_mattered_sentence,
+    parting_step,
+)
 
 ACTION_CHARS = 200  # an action is compared (and quoted) by its first characters
 
@@ -69,3 +75,22 @@ def environment_rows_hint_mattered(*, study_id: int, rows: list[dict]) -> list[d
         return rows
     found = study_hint_mattered(study_id=study_id)
     return [{**row, "hint_mattered": found.get(row["uuid"])} for row in rows]
+
+
+def compare_hint_mattered(*, left: Episode, right: Episode) -> dict | None:
+    """For the compare page: when the two plays are one solver's unhinted and hinted play of
+    one environment on one seed, where this pair parts and where the field's pairs part most
+    often on that environment (in the same study, duel or evaluation); else None."""
+    if (left.environment_id != right.environment_id or left.solver_id != right.solver_id
+            or left.seed != right.seed or left.condition == right.condition):
+        return None
+    unhinted, hinted = (right, left) if left.condition == Condition.HINTED else (left, right)
+    actions = {}
+    for play in (unhinted, hinted):
+        actions[play.pk] = [(action or "")[:ACTION_CHARS] for action in Step.objects.filter(
+            episode=play, index__gte=1).order_by("index").values_list("action", flat=True)]
+    run = Q(environment_id=left.environment_id, study_id=left.study_id,
+            duel_id=left.duel_id, evaluation_id=left.evaluation_id)
+    field = plays_hint_mattered(plays=run).get(left.environment_id)
+    return {"step": parting_step(actions[unhinted.pk], actions[hinted.pk]),
+            "field": field, "sentence": hint_mattered_sentence(field)}
