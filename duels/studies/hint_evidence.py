@@ -60,21 +60,24 @@ def plays_hint_mattered(*, plays: Q) -> dict[int, HintMattered | None]:
             for environment_id in environments}
 
 
-def study_hint_mattered(*, study_id: int) -> dict[str, dict | None]:
-    """`hint_mattered` of every played version of a study, keyed by the version's uuid."""
-    result = plays_hint_mattered(plays=Q(study_id=study_id))
-    uuids = dict(Environment.objects.filter(pk__in=list(result)).values_list("pk", "uuid"))
-    return {str(uuids[pk]): (value.as_json() if value else None)
-            for pk, value in result.items()}
+def rows_hint_mattered(*, plays: Q, rows: list[dict]) -> list[dict]:
+    """Figures' `environments` rows (keyed by `uuid`), each with its `hint_mattered` over the
+    plays `plays` chooses (rows that have it already are kept; a version nobody played in
+    both conditions gets null)."""
+    if all("hint_mattered" in row for row in rows):
+        return rows
+    found = plays_hint_mattered(plays=plays & Q(environment__uuid__in=[row["uuid"]
+                                                                       for row in rows]))
+    uuids = dict(Environment.objects.filter(pk__in=list(found)).values_list("pk", "uuid"))
+    by_uuid = {str(uuids[pk]): value.as_json() if value else None
+               for pk, value in found.items()}
+    return [row if "hint_mattered" in row else {**row, "hint_mattered": by_uuid.get(row["uuid"])}
+            for row in rows]
 
 
 def environment_rows_hint_mattered(*, study_id: int, rows: list[dict]) -> list[dict]:
-    """The study's `environments` rows, each with its `hint_mattered` (rows computed before it
-    existed get it now; a version nobody played in both conditions has null)."""
-    if all("hint_mattered" in row for row in rows):
-        return rows
-    found = study_hint_mattered(study_id=study_id)
-    return [{**row, "hint_mattered": found.get(row["uuid"])} for row in rows]
+    """A study's `environments` rows with `hint_mattered` over its field plays."""
+    return rows_hint_mattered(plays=Q(study_id=study_id), rows=rows)
 
 
 def compare_hint_mattered(*, left: Episode, right: Episode) -> dict | None:

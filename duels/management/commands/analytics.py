@@ -96,8 +96,15 @@ class Command(BaseCommand):
                                f"{options['hint_level']} (levels played: "
                                f"{', '.join(sorted(stored['levels']))})")
         if options["json"]:
-            self.stdout.write(json.dumps({key: figures.get(key) or [] for key in PANEL_KEYS},
-                                         indent=2))
+            from django.db.models import Q
+
+            from duels.studies.hint_evidence import rows_hint_mattered
+
+            shown = {key: figures.get(key) or [] for key in PANEL_KEYS}
+            shown["environments"] = rows_hint_mattered(
+                plays=Q(evaluation__panel=panel, evaluation__hint_level=options["hint_level"]),
+                rows=shown["environments"])
+            self.stdout.write(json.dumps(shown, indent=2))
             return
         self.stdout.write("\n".join(panel_lines(panel=panel, figures=figures,
                                                  computed_at=stored.get("computed_at"))))
