@@ -61,6 +61,9 @@ def version_links(*, study_uuid, version_uuid, row: dict | None) -> dict[str, Pl
             links[condition] = plays_link(study_uuid=study_uuid, plays=counts["attempted"],
                                           version=version_uuid, peers=True,
                                           condition=condition)
+    if row.get("flips"):  # each flipped (solver, seed) is two plays
+        links["flipped"] = plays_link(study_uuid=study_uuid, plays=2 * row["flips"],
+                                      version=version_uuid, peers=True, flipped=True)
     return links
 
 

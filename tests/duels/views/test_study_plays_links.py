@@ -8,8 +8,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from duels.models import Condition, Episode, Status
+from duels.selectors.episode_list import EpisodeFilters, episode_list_page
 from duels.studies.results import study_figures_refresh
 from tests.helpers.plays_links import assert_links_open_their_plays, listed_plays
 from tests.helpers.study_data import played_study
@@ -42,9 +45,20 @@ def test_every_link_on_the_study_page_lists_exactly_its_plays(owner_client, stud
 
 
 def test_every_link_on_a_slot_story_lists_exactly_its_plays(owner_client, study):
-    for lineage in ("alpha/env_001", "gamma/env_001"):
+    flipped = 0
+    for lineage in ("alpha/env_001", "beta/env_001", "gamma/env_001"):
         page = owner_client.get(f"/studies/{study.uuid}/slots/{lineage}/").content.decode()
         assert assert_links_open_their_plays(owner_client, page) >= 6
+        flipped += page.count("flipped=1")
+    assert flipped  # the pairs the hint flipped are among the links walked
+
+
+def test_the_list_is_one_query_a_page_whatever_the_filters(study):
+    filters = EpisodeFilters(study=study.uuid, version=None, domain="maze", seed=11, final=True,
+                             peers=True, flipped=True, outcome="decided")
+    with CaptureQueriesContext(connection) as queries:
+        page = episode_list_page(filters=filters)
+    assert page.episodes and len(queries) == 1
 
 
 def _uuids(queryset) -> set[str]:
