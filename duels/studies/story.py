@@ -25,6 +25,7 @@ from duels.players import prompts
 from duels.selectors.turns import SetterCall, setter_call_shown
 from duels.studies.figures_cache import study_figures_stored
 from duels.studies.figures_hint import HintMattered, hint_mattered_sentence
+from duels.studies.hardening import version_field_digest
 from duels.studies.hint_evidence import plays_hint_mattered
 from duels.studies.plays_links import pair_links, version_links
 
@@ -182,6 +183,11 @@ def slot_story(*, study: Study, slot: StudySlot) -> SlotStory:
             digest = _DIGEST.search(_first_user(chapter.calls[0].call.messages))
             chapter.digest = digest.group(1) if digest else ""
         chapter.digest_stored = bool(chapter.digest) or not revision
+        if (revision and not chapter.digest and previous is not None
+                and previous.environment is not None and previous.environment.is_valid):
+            # The prompt was not stored (an older study): the digest as the field's plays give
+            # it now, which is what the author read unless plays were added since.
+            chapter.digest = version_field_digest(version=previous.environment)
         if environment is not None:
             uuid = str(environment.uuid)
             hints = list(environment.hints.all())

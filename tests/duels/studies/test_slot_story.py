@@ -85,6 +85,9 @@ def test_a_malformed_answer_and_its_repair_are_told_in_their_place(owner_client)
     # The first version's calls were not stored here: the page says so.
     first_part = text[text.index('id="version-0"'):text.index('id="version-1"')]
     assert "No setter call is stored for this version." in first_part
+    # gamma's revision has no stored prompt: its digest is recomputed from the plays, and said so.
+    gamma = owner_client.get(f"/studies/{study.uuid}/slots/gamma/env_001/").content.decode()
+    assert "the digest below is recomputed" in gamma and "Version: env_001" in gamma
 
 
 @pytest.mark.django_db
