@@ -139,8 +139,11 @@ def slot_get(*, study: Study, lineage: str) -> StudySlot:
 def _calls_by_revision(*, study: Study, slot: StudySlot,
                        versions: list[Environment]) -> dict[int, list[StoryCall]]:
     revision_of = {version.pk: version.revision for version in versions}
+    # The calls whose answer became one of the slot's versions, and the author's calls that
+    # became none (placed by their prompt): never the author's other slots' versions.
     calls = (ModelCall.objects.filter(study=study, player_id=slot.author_id,
                                       role__in=[ModelCall.Role.SETTER, ModelCall.Role.REPAIR])
+             .filter(Q(environment_id__in=list(revision_of)) | Q(environment__isnull=True))
              .order_by("created_at", "pk"))
     by_revision: dict[int, list[StoryCall]] = {}
     for call in calls:
