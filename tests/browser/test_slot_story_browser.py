@@ -1,6 +1,7 @@
 """A slot's story in Chromium: from a built-in study's author × solver matrix to one slot's
 story, which shows the authoring reply, the validation verdict, the digest the author read, its
-hardening reply and the source diff between its versions; the page stays usable at 390 px."""
+hardening reply and the source diff between its versions; the page stays usable at 390 px and
+passes axe-core."""
 
 from __future__ import annotations
 
@@ -65,3 +66,10 @@ class SlotStoryBrowserTest(BrowserTestCase):
         overflow = self.page.evaluate(
             "document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 1
+        # And it passes axe-core with no serious or critical violation.
+        from axe_playwright_python.sync_playwright import Axe
+
+        found = [f"{violation['id']}: {[node['target'] for node in violation['nodes']][:3]}"
+                 for violation in Axe().run(self.page).response["violations"]
+                 if violation.get("impact") in {"serious", "critical"}]
+        assert found == []
