@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404
 from duels.models import Environment, EnvironmentStatus, Episode, Study, StudySlot
 from duels.selectors.training_sets import TrainingItem
 from duels.studies.figures_cache import study_figures_stored
-from duels.studies.plays_links import matrix_links, version_links
+from duels.studies.plays_links import matrix_links, pair_links, version_links
 
 
 def study_list() -> QuerySet[Study]:
@@ -113,7 +113,10 @@ def version_field_results(*, environment: Environment) -> dict | None:
     uuid = str(environment.uuid)
     row = next((item for item in (figures or {}).get("environments") or []
                 if item["uuid"] == uuid), None)
-    pairs = [item for item in (figures or {}).get("pairs") or [] if item["version"] == uuid]
+    players = dict(study.players.values_list("name", "uuid"))
+    pairs = [{**item, "links": pair_links(study_uuid=study.uuid, version_uuid=uuid,
+                                          solver_uuid=players.get(item["solver"]), row=item)}
+             for item in (figures or {}).get("pairs") or [] if item["version"] == uuid]
     lineage = list(Environment.objects.filter(
         study_id=environment.study_id, author_id=environment.author_id,
         slot=environment.slot).order_by("revision").only(

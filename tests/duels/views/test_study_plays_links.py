@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from duels.models import Condition, Episode, Status
+from duels.models import Condition, Environment, Episode, Status
 from duels.selectors.episode_list import EpisodeFilters, episode_list_page
 from duels.studies.results import study_figures_refresh
 from tests.helpers.plays_links import assert_links_open_their_plays, listed_plays
@@ -63,6 +63,13 @@ def test_the_list_is_one_query_a_page_whatever_the_filters(study):
 
 def _uuids(queryset) -> set[str]:
     return {str(uuid) for uuid in queryset.values_list("uuid", flat=True)}
+
+
+def test_every_link_on_a_study_versions_environment_page_lists_exactly_its_plays(
+        owner_client, study):
+    for version in Environment.objects.filter(study=study, status="valid"):
+        page = owner_client.get(f"/environments/{version.uuid}/").content.decode()
+        assert assert_links_open_their_plays(owner_client, page) == 3 * 2  # solvers × conditions
 
 
 def test_each_new_filter_narrows_the_list(owner_client, study):
