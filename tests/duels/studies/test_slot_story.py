@@ -34,7 +34,8 @@ def test_the_story_tells_a_builtin_slot_from_prompt_to_revision(study_sandbox, c
     answer = ModelCall.objects.get(study=study, environment=first)
     hardening = ModelCall.objects.get(study=study, environment=revised)
     # What it was asked and answered, escaped as the page shows every model's byte.
-    assert f"domain <strong>{slot.domain}</strong>" in text and study.prompt_version in text
+    assert f"domain <strong>{slot.domain}</strong>" in text
+    assert study.prompt_version and f"<code>{study.prompt_version}</code>" in text
     assert html.escape(answer.reply).strip()[:400] in text
     assert html.escape(hardening.reply).strip()[:400] in text
     # The validation's verdict, the digest read before hardening, the diff between versions.
