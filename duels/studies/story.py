@@ -103,10 +103,7 @@ def text_diff(before: str, after: str) -> list[DiffLine]:
 
 def _prompt_place(messages: list) -> tuple[str, int] | None:
     """The slot and hardening round a setter prompt names (round 0: a first version)."""
-    user = next((m.get("content", "") for m in messages
-                 if isinstance(m, dict) and m.get("role") == "user"), "")
-    if not isinstance(user, str):
-        return None
+    user = _first_user(messages)
     slot = _SLOT_LINE.search(user)
     if slot is None:
         return None
