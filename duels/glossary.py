@@ -170,6 +170,13 @@ GLOSSARY: tuple[Term, ...] = (
          "How much the hint raised the pass rate of the solvers other than the version's author, "
          "over their matched seeds.",
          "mean over every peer's matched pairs, pooled, of (passed hinted − passed unhinted)"),
+    Term("hint_mattered", "where the hint mattered",
+         "Where a version's hint changed what solvers did: the step at which a peer's hinted and "
+         "unhinted plays of the same seed part ways, most often over the field, with how many of "
+         "the matched pairs parted there.",
+         "step = the most common (earliest of equals) first step whose action differs between a "
+         "pair's plays, or where only one went on; pairs = matched peer pairs; parted = pairs "
+         "that part at that step"),
     Term("study_design", "design",
          "How well a model's own final versions separate the field: their peer discrimination, "
          "balanced over domains.",

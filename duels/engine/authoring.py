@@ -134,6 +134,7 @@ def _setter_call(
         call = ModelCall.objects.create(
             **ledger.run, player=player, role=role, messages=_bounded_messages(messages),
             reply=text_bound(completion.text, limit=SETTER_REPLY_CHARS),
+            thinking=text_bound(completion.thinking or "", limit=SETTER_REPLY_CHARS),
             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
             latency_ms=completion.latency_ms, cost=cost,
         )

@@ -33,6 +33,7 @@ from duels.studies.figures import FieldModel, FieldPlay, FieldVersion, field_fig
 from duels.studies.figures_cache import study_figures_fingerprint
 from duels.studies.findings import study_solver_not_setter
 from duels.studies.headline import headline_checks
+from duels.studies.hint_evidence import environment_rows_hint_mattered
 
 RESAMPLES = 1000
 
@@ -161,6 +162,8 @@ def study_figures_compute(*, study: Study, resamples: int = RESAMPLES) -> dict:
     figures = field_figures(versions=rows.versions, plays=rows.plays, models=rows.models,
                             resamples=resamples, failed_slots=study_failed_slots(study=study))
     figures["matrix"] = field_matrix(versions=rows.versions, plays=rows.plays)
+    figures["environments"] = environment_rows_hint_mattered(
+        study_id=study.pk, rows=figures["environments"])
     figures["analytics"] = field_analytics(
         players=[model.name for model in rows.models], head_to_head=figures["head_to_head"],
         episodes=rows.episodes, environments=rows.environments, sizes=rows.sizes,

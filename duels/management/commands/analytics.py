@@ -84,8 +84,12 @@ class Command(BaseCommand):
         figures = (study_figures_refresh(study=study) if options["refresh"]
                    else study_figures_current(study=study))
         if options["json"]:
-            self.stdout.write(json.dumps({key: _part(figures, key) for key in STUDY_KEYS},
-                                         indent=2))
+            from duels.studies.hint_evidence import environment_rows_hint_mattered
+
+            shown = {key: _part(figures, key) for key in STUDY_KEYS}
+            shown["environments"] = environment_rows_hint_mattered(  # figures stored before it
+                study_id=study.pk, rows=shown["environments"])
+            self.stdout.write(json.dumps(shown, indent=2))
             return
         self.stdout.write("\n".join(study_lines(study=study, figures=figures)))
 
@@ -106,8 +110,15 @@ class Command(BaseCommand):
                                f"{options['hint_level']} (levels played: "
                                f"{', '.join(sorted(stored['levels']))})")
         if options["json"]:
-            self.stdout.write(json.dumps({key: _part(figures, key) for key in PANEL_KEYS},
-                                         indent=2))
+            from django.db.models import Q
+
+            from duels.studies.hint_evidence import rows_hint_mattered
+
+            shown = {key: _part(figures, key) for key in PANEL_KEYS}
+            shown["environments"] = rows_hint_mattered(
+                plays=Q(evaluation__panel=panel, evaluation__hint_level=options["hint_level"]),
+                rows=shown["environments"])
+            self.stdout.write(json.dumps(shown, indent=2))
             return
         self.stdout.write("\n".join(panel_lines(panel=panel, figures=figures,
                                                  computed_at=stored.get("computed_at"))))
