@@ -150,7 +150,7 @@ def action_clean(raw: str) -> str:
 
 def _json_action(text: str) -> str | None:
     """The `action` of the last JSON object in `text` that has a string `action` key."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)  # a line break inside a string is still read
     starts = [match.start() for match in re.finditer(r"\{", text)][-MAX_JSON_CANDIDATES:]
     for start in reversed(starts):
         try:

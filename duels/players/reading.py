@@ -65,6 +65,11 @@ _TURN_OPENING = re.compile(r"(?:<\|(?:im_start|start)\|>|<start_of_turn>)[ \t]*"
 SPECIAL_TOKEN = re.compile(r"<[|\uff5c][^<>|\uff5c\n]{1,60}[|\uff5c]>|</s>|<s>|<eos>|<bos>|"
                            r"<pad>|<end_of_turn>|\[/?INST\]", re.IGNORECASE)
 
+# A wrapper: a pair of tokens named for what they open and close (`<|begin_of_box|>…
+# <|end_of_box|>`); what it wraps stays in place.
+_WRAPPER = re.compile(r"<\|(?:begin|start)_of_(\w{1,30})\|>(.*?)<\|end_of_\1\|>",
+                      re.DOTALL | re.IGNORECASE)
+
 
 @dataclass(frozen=True)
 class Normalised:
@@ -87,6 +92,7 @@ def _template_unwrapped(text: str) -> str:
         else:
             text = text[:channel.start()] + "\n" + text[channel.end():]
     text = _TURN_OPENING.sub("\n", text)
+    text = _WRAPPER.sub(lambda wrapper: wrapper.group(2), text)
     return SPECIAL_TOKEN.sub("\n", text)
 
 
@@ -148,7 +154,8 @@ def markup_reduced(text: str) -> str:
         text = _BLOCK.sub("\n", text)
         text = _INLINE.sub("", text)
     if "&" in text:
-        text = _ENTITY.sub(lambda entity: html.unescape(entity.group(0)), text)
+        text = _ENTITY.sub(lambda entity: unicodedata.normalize(
+            "NFKC", html.unescape(entity.group(0))), text)
     return text
 
 
@@ -159,9 +166,15 @@ _PAIRS = {'"': '"', "'": "'", "<": ">", "\u201c": "\u201d", "\u2018": "\u2019",
           "\u00ab": "\u00bb", "\u300c": "\u300d"}
 
 
+_DANGLING = re.compile(r"^(?:\*\*+|__+)(?=[^*_])|(?<=[^*_])(?:\*\*+|__+)$")
+
+
 def emphasis_stripped(value: str) -> str:
-    """`value` without the emphasis and code marks that surround it (`**look**`, `` `look` ``)."""
+    """`value` without the emphasis and code marks that surround it (`**look**`, `` `look` ``),
+    and without a run of two or more emphasis marks left unpaired at one end."""
     value = value.strip()
+    if _DANGLING.search(value) and not (value[:1] in "*_" and value[-1:] in "*_"):
+        value = _DANGLING.sub("", value).strip()
     changed = True
     while changed:
         changed = False
@@ -254,7 +267,7 @@ def _labelled_rest(match: re.Match[str]) -> str:
 def line_statement(line: str, *, concept: str, number: int = 0) -> Statement | None:
     """The statement of `concept` that `line` makes, or None (see the module's step 2)."""
     labels = LABELS[concept]
-    line = unicodedata.normalize("NFKC", line)
+    line = markup_reduced(unicodedata.normalize("NFKC", invisible_removed(line))).strip("\n")
     framing = _FRAMING.match(line)
     body = line[framing.end():]
     if framing.group("pipe"):
