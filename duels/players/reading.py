@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 # --- 1. normalise ------------------------------------------------------------------------------
 
-_LINE_BREAKS = re.compile(r"\r\n|[\r\u2028\u2029\x85\x0b\x0c]")
+_LINE_BREAKS = re.compile(r"\r\n|[\r\u2028\u2029]")
 _KEPT_CONTROLS = frozenset("\n\t")
 
 
@@ -108,7 +108,10 @@ def text_normalised(text: str, *, compatibility: bool = True,
         seen.append("invisible characters")
     if compatibility:
         unified = unicodedata.normalize("NFKC", unified)
-    tokens = sorted({token.group(0) for token in SPECIAL_TOKEN.finditer(unified)})
+    wrappers = sorted({wrapper.group(1).lower() for wrapper in _WRAPPER.finditer(unified)})
+    seen += [f"the wrapper <|begin_of_{name}|>…<|end_of_{name}|>" for name in wrappers[:3]]
+    tokens = sorted({token.group(0) for token in SPECIAL_TOKEN.finditer(
+        _WRAPPER.sub(lambda wrapper: wrapper.group(2), unified))})
     if tokens:
         named = ", ".join(tokens[:3]) + (" …" if len(tokens) > 3 else "")
         seen.append(f"special tokens {named} (read as line breaks)")
@@ -243,6 +246,9 @@ def label_key(label: str) -> str:
     return " ".join(bare.casefold().strip("*_` \t").split())
 
 
+_LABEL_KEYS = {concept: frozenset(map(label_key, labels)) for concept, labels in LABELS.items()}
+
+
 @dataclass(frozen=True)
 class Statement:
     """One statement of `concept` on line `line` (0-based); `value` is as written (not yet
@@ -266,7 +272,7 @@ def _labelled_rest(match: re.Match[str]) -> str:
 
 def line_statement(line: str, *, concept: str, number: int = 0) -> Statement | None:
     """The statement of `concept` that `line` makes, or None (see the module's step 2)."""
-    labels = LABELS[concept]
+    labels = _LABEL_KEYS[concept]
     line = markup_reduced(unicodedata.normalize("NFKC", invisible_removed(line))).strip("\n")
     framing = _FRAMING.match(line)
     body = line[framing.end():]
