@@ -31,6 +31,7 @@ import html
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 # --- 1. normalise ------------------------------------------------------------------------------
 
@@ -42,13 +43,17 @@ def _invisible(char: str) -> bool:
     return unicodedata.category(char) in ("Cf", "Cc") and char not in _KEPT_CONTROLS
 
 
+def _invisible_in(text: str) -> set[str]:
+    # The distinct characters first: a long reply has few of them, so this stays C-speed.
+    return {char for char in set(text) if _invisible(char)}
+
+
 def invisible_removed(text: str) -> str:
     """`text` with `\\n` line endings and without format or control characters (tab and newline
     kept): the marks a person cannot see never reach a match or an environment."""
     text = _LINE_BREAKS.sub("\n", text)
-    if not any(map(_invisible, text)):
-        return text
-    return "".join(char for char in text if not _invisible(char))
+    found = _invisible_in(text)
+    return text.translate(dict.fromkeys(map(ord, found))) if found else text
 
 
 # gpt-oss's harmony format: `<|channel|>analysis<|message|>…` is reasoning,
@@ -80,8 +85,9 @@ class Normalised:
 
 
 def _template_unwrapped(text: str) -> str:
-    """`text` without special tokens: reasoning channels become `<think>` sections, the final
-    channel's text is kept, and every other token is a line break."""
+    """`text` with its channels and turn openings read: reasoning channels become `<think>`
+    sections, the final channel's text is kept, a turn opening is a line break. Wrappers and
+    the other special tokens are left for `text_normalised`."""
     channels = list(_CHANNEL.finditer(text))
     for channel in reversed(channels):
         if channel.group(1).lower() in REASONING_CHANNELS:
@@ -91,9 +97,7 @@ def _template_unwrapped(text: str) -> str:
                 text[end.start():] if end else "")
         else:
             text = text[:channel.start()] + "\n" + text[channel.end():]
-    text = _TURN_OPENING.sub("\n", text)
-    text = _WRAPPER.sub(lambda wrapper: wrapper.group(2), text)
-    return SPECIAL_TOKEN.sub("\n", text)
+    return _TURN_OPENING.sub("\n", text)
 
 
 def text_normalised(text: str, *, compatibility: bool = True,
@@ -103,19 +107,20 @@ def text_normalised(text: str, *, compatibility: bool = True,
     never NFKC-normalised, and invisible characters inside its fenced blocks are its own)."""
     seen = []
     unified = _LINE_BREAKS.sub("\n", text)
-    if invisible and any(map(_invisible, unified)):
+    if invisible and _invisible_in(unified):
         unified = invisible_removed(unified)
         seen.append("invisible characters")
     if compatibility:
         unified = unicodedata.normalize("NFKC", unified)
+    unified = _template_unwrapped(unified)
     wrappers = sorted({wrapper.group(1).lower() for wrapper in _WRAPPER.finditer(unified)})
     seen += [f"the wrapper <|begin_of_{name}|>…<|end_of_{name}|>" for name in wrappers[:3]]
-    tokens = sorted({token.group(0) for token in SPECIAL_TOKEN.finditer(
-        _WRAPPER.sub(lambda wrapper: wrapper.group(2), unified))})
+    unified = _WRAPPER.sub(lambda wrapper: wrapper.group(2), unified)
+    tokens = sorted({token.group(0) for token in SPECIAL_TOKEN.finditer(unified)})
     if tokens:
         named = ", ".join(tokens[:3]) + (" …" if len(tokens) > 3 else "")
         seen.append(f"special tokens {named} (read as line breaks)")
-    return Normalised(text=_template_unwrapped(unified), seen=tuple(seen))
+    return Normalised(text=SPECIAL_TOKEN.sub("\n", unified), seen=tuple(seen))
 
 
 _REASONING_NAMES = "think|thinking|reasoning"
@@ -239,6 +244,7 @@ _ALONE = re.compile(r"(?P<open>[*_`]*)[ \t]*(?P<label>[^:=\n|]{1,40}?)[ \t]*(?P<
 _FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*$")
 
 
+@lru_cache(maxsize=4096)
 def label_key(label: str) -> str:
     """A label as the grammar compares it: NFKC, no accents, no case, single spaces."""
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", label))
@@ -246,6 +252,10 @@ def label_key(label: str) -> str:
     return " ".join(bare.casefold().strip("*_` \t").split())
 
 
+# A label, its framing and its markup end within this many characters of the line's start.
+_LABEL_REACH = 300
+_ASCII_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+_SEPARATORS = re.compile("[:=|\uff1a\uff1d\uff5c]")
 _LABEL_KEYS = {concept: frozenset(map(label_key, labels)) for concept, labels in LABELS.items()}
 
 
@@ -272,8 +282,13 @@ def _labelled_rest(match: re.Match[str]) -> str:
 
 def line_statement(line: str, *, concept: str, number: int = 0) -> Statement | None:
     """The statement of `concept` that `line` makes, or None (see the module's step 2)."""
+    if len(line) > _LABEL_REACH and not _SEPARATORS.search(line, 0, _LABEL_REACH):
+        return None  # a long line of prose: no label can end this far in
     labels = _LABEL_KEYS[concept]
-    line = markup_reduced(unicodedata.normalize("NFKC", invisible_removed(line))).strip("\n")
+    if line.isascii():  # the common case, kept cheap: only C0 controls can be invisible here
+        line = markup_reduced(_ASCII_CONTROLS.sub("", line)).strip("\n")
+    else:
+        line = markup_reduced(unicodedata.normalize("NFKC", invisible_removed(line))).strip("\n")
     framing = _FRAMING.match(line)
     body = line[framing.end():]
     if framing.group("pipe"):
