@@ -290,15 +290,18 @@ def _outer_fence_unwrapped(lines: list[str]) -> list[str]:
     return lines[:outer.line - 1] + inner + lines[after:]
 
 
-def parse_setter_answer(text: str) -> SetterAnswer:
+def parse_setter_answer(text: str, *, reasoning: str = "") -> SetterAnswer:
     """Read title, kind, module and hint from a setter's answer (forms: docs/environments.md).
 
-    Raises SetterFormatError with a message that says what was found and what is missing,
-    and what the reading removed first (special tokens, invisible characters).
+    `reasoning` is what the provider returned apart from the reply (never read; named in the
+    message when the reply itself is empty). Raises SetterFormatError with a message that says
+    what was found and what is missing, and what the reading removed first (special tokens,
+    invisible characters).
     """
     normalised = _answer_normalised(text)
     if not normalised.text.strip():
-        raise SetterFormatError(_empty_problem(text))
+        raise SetterFormatError(_empty_problem(text if text.strip() else reasoning,
+                                               apart=not text.strip() and bool(reasoning)))
     try:
         return _answer_read(_outer_fence_unwrapped(normalised.text.split("\n")))
     except SetterFormatError as error:
@@ -309,9 +312,15 @@ def parse_setter_answer(text: str) -> SetterAnswer:
             from None
 
 
-def _empty_problem(text: str) -> str:
-    """What a setter is told when nothing is left of its answer outside reasoning."""
+def _empty_problem(text: str, *, apart: bool) -> str:
+    """What a setter is told when nothing is left of its answer outside reasoning: `text` is
+    the reply (or, when `apart`, the reasoning returned apart from an empty reply)."""
     whole = reading.text_normalised(text).text
+    if apart:
+        inside = fenced_blocks(whole.split("\n"))
+        held = f"; the reasoning holds {_found(inside)}" if inside else ""
+        return ("The answer is empty: the model returned only reasoning, apart from the reply, "
+                f"which is not read{held}. Write the whole answer as the reply itself.")
     if not reading.REASONING_TAG.sub("", whole).strip():
         return ("The answer is empty: the reply has no content (reasoning a provider returns "
                 "apart from the reply is never read). Write the whole answer as the reply.")

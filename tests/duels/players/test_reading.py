@@ -151,3 +151,11 @@ def test_setter_repair_messages_say_what_was_seen(text, message):
         parse_setter_answer(text)
     assert message in str(caught.value)
     assert re.match(r"[A-Z]", str(caught.value))
+
+
+def test_an_answer_given_only_as_separate_reasoning_is_named_so():
+    with pytest.raises(SetterFormatError) as caught:
+        parse_setter_answer("", reasoning=ANSWER)
+    assert str(caught.value).startswith(
+        "The answer is empty: the model returned only reasoning, apart from the reply, which is "
+        "not read; the reasoning holds a ```python block at line 4; a ```hint block at line 9.")
