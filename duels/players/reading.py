@@ -233,6 +233,7 @@ _PICTOGRAPHS = ("\u2190-\u21ff\u2300-\u23ff\u2460-\u27bf\u2900-\u2bff\U0001f000-
                 "\ufe0f\u200d")
 # What may frame a statement at the start of its line: quote marks, a table pipe, a list
 # marker, a heading, an emoji (before or after the marker).
+_EMOJI_ENDS = re.compile(rf"^[{_PICTOGRAPHS}\s]+|[{_PICTOGRAPHS}\s]+$")
 _FRAMING = re.compile(
     rf"^[ \t]*(?:>[ \t]*)*(?P<pipe>\|[ \t]*)?(?:[{_PICTOGRAPHS}]+[ \t]*)?"
     rf"(?:(?:[-*+\u2022]|\d{{1,3}}[.)])[ \t]+)?(?P<heading>\#{{1,6}}[ \t]+)?"
@@ -246,10 +247,11 @@ _FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*$")
 
 @lru_cache(maxsize=4096)
 def label_key(label: str) -> str:
-    """A label as the grammar compares it: NFKC, no accents, no case, single spaces."""
+    """A label as the grammar compares it: NFKC, no accents, no case, single spaces, no emoji
+    at either end (`**🏷️ Title:**`)."""
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", label))
     bare = "".join(char for char in decomposed if not unicodedata.combining(char))
-    return " ".join(bare.casefold().strip("*_` \t").split())
+    return " ".join(_EMOJI_ENDS.sub("", bare.casefold().strip("*_` \t")).split())
 
 
 # A label, its framing and its markup end within this many characters of the line's start.

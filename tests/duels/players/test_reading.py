@@ -32,7 +32,8 @@ def test_each_label_is_read_in_each_framing(concept, label):
     """Generated: every label of the grammar in every framing states the same value."""
     framings = ["{label}: v", "**{label}:** v", "**{label}**: v", "## {label}: v",
                 "- {label}: v", "> {label}：v", "| {label} | v |", "{label} = \"v\"",
-                "🎯 **{label}:** `v`", "<b>{label}:</b> <kbd>v</kbd>", "{upper}: v"]
+                "🎯 **{label}:** `v`", "**🏷️ {label}:** v", "<b>{label}:</b> <kbd>v</kbd>",
+                "{upper}: v"]
     for framing in framings:
         line = "\u200e" + framing.format(label=label, upper=label.upper()) + "\u200b"
         statement = reading.line_statement(line, concept=concept)
