@@ -26,6 +26,16 @@ def test_every_label_of_the_grammar_is_documented():
     assert missing == []
 
 
+def test_the_documented_examples_each_send_look():
+    page = DOCS.read_text(encoding="utf-8")
+    block = page.split("Each of these replies sends `look`", 1)[1].split("```text\n", 1)[1]
+    examples = [example for line in block.split("\n```", 1)[0].split("\n")
+                for example in re.split(r" {4,}", line.strip())]
+    assert len(examples) == 11
+    read = {example: action_from_text(example).action for example in examples}
+    assert read == dict.fromkeys(examples, "look")
+
+
 @pytest.mark.parametrize(("concept", "label"), sorted(
     (concept, label) for concept, labels in reading.LABELS.items() for label in labels))
 def test_each_label_is_read_in_each_framing(concept, label):
