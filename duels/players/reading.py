@@ -256,6 +256,7 @@ def label_key(label: str) -> str:
 
 # A label, its framing and its markup end within this many characters of the line's start.
 _LABEL_REACH = 300
+_STRING_LITERAL = re.compile(r"""[ \t]*((["'])(?:(?!\2).)+\2)[ \t]*[;,]?[ \t]*$""")
 _ASCII_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 _SEPARATORS = re.compile("[:=|\uff1a\uff1d\uff5c]")
 _LABEL_KEYS = {concept: frozenset(map(label_key, labels)) for concept, labels in LABELS.items()}
@@ -302,6 +303,12 @@ def line_statement(line: str, *, concept: str, number: int = 0) -> Statement | N
     labelled = _LABELLED.match(body)
     if labelled is not None and label_key(labelled.group("label")) in labels:
         rest = _labelled_rest(labelled)
+        if labelled.group("sep") == "=":
+            # An assignment states a string literal (`action = "look"`); `action = pick()` is
+            # code, not a statement.
+            literal = _STRING_LITERAL.match(rest)
+            return None if literal is None else Statement(concept, number, literal.group(1),
+                                                          False)
         return Statement(concept, number, rest, not value_clean(rest))
     alone = _ALONE.match(body)
     if alone is not None and label_key(alone.group("label")) in labels and (

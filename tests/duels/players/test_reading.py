@@ -56,6 +56,7 @@ def test_each_label_is_read_in_each_framing(concept, label):
     "The action is: look",
     "actions: look",
     "action == look",
+    "action = pick_best(moves)",  # code, not a statement: an assignment states a string
     "Hint the solver toward the door, I thought, but no.",
 ])
 def test_lines_that_only_mention_a_label_state_nothing(line):

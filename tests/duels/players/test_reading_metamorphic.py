@@ -83,11 +83,14 @@ def _relabelled(label: str) -> Callable[[str, str | None], str | None]:
     return transform
 
 
-def _reframed(frame: Callable[[str], str]) -> Callable[[str, str | None], str | None]:
-    """Every plain `ACTION: value` line rewritten by `frame(value)`."""
+def _reframed(frame: Callable[[str], str | None]) -> Callable[[str, str | None], str | None]:
+    """Every plain `ACTION: value` line rewritten by `frame(value)` (kept when it gives None)."""
+    def line(match: re.Match[str]) -> str:
+        framed = frame(match.group("value"))
+        return match.group(0) if framed is None else framed + match.group("end")
+
     def transform(reply: str, action: str | None) -> str | None:
-        changed = _PLAIN_LABEL_LINE.sub(
-            lambda match: frame(match.group("value")) + match.group("end"), reply)
+        changed = _PLAIN_LABEL_LINE.sub(line, reply)
         return changed if changed != reply else None
     return transform
 
@@ -123,8 +126,12 @@ def _whole_setter(whole: Callable[[str], str | None]) -> Callable[[str, dict], s
     return lambda answer, expected: whole(answer)
 
 
-def _quoted(value: str) -> str:
-    return value if value[:1] in "\"'`<" or '"' in value else f'"{value}"'
+def _assigned(value: str) -> str | None:
+    """`action = "value"` (as written when it is already a string literal); None (the line
+    left as it is) when the value is wrapped in other marks."""
+    if value[:1] in "\"'" and value[-1:] == value[:1]:
+        return f"action = {value}"
+    return None if value[:1] in "`<" or '"' in value else f'action = "{value}"'
 
 
 SOLVER_TRANSFORMS: dict[str, Callable[[str, str | None], str | None]] = {
@@ -150,7 +157,7 @@ SOLVER_TRANSFORMS: dict[str, Callable[[str, str | None], str | None]] = {
     "label in <b>": _reframed(lambda value: f"<b>Action:</b> {value}"),
     "label as a table row": _reframed(lambda value: f"| **Action** | {value} |"),
     "label as a list item": _reframed(lambda value: f"- Next action: {value}"),
-    "label as an assignment": _reframed(lambda value: f"action = {_quoted(value)}"),
+    "label as an assignment": _reframed(_assigned),
     "label with a full-width colon": _reframed(lambda value: f"行动：{value}"),
     "label as an emoji heading": _reframed(lambda value: f"## 👉 Final answer: {value}"),
 }
