@@ -85,7 +85,8 @@ def player_check_messages(*, protocol: str) -> list[Message]:
 # --- text protocol -----------------------------------------------------------------------------
 
 # The action in tags, as some models answer: <action>look</action> (or <answer>…</answer>).
-_ACTION_TAG = re.compile(r"<(action|answer)>(.*?)</\1\s*>", re.DOTALL | re.IGNORECASE)
+_ACTION_TAG = re.compile(r"<(action|answer)>((?:(?!<(?:action|answer)>).)*?)</\1\s*>",
+                         re.DOTALL | re.IGNORECASE)
 # LaTeX an answer may be wrapped in: \boxed{\text{go north}}, $\boxed{look}$.
 _BOXED = re.compile(r"\\boxed\s*\{")
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|texttt|textrm|mathrm|mathtt|mathit|mbox)"

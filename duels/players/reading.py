@@ -72,8 +72,28 @@ SPECIAL_TOKEN = re.compile(r"<[|\uff5c][^<>|\uff5c\n]{1,60}[|\uff5c]>|</s>|<s>|<
 
 # A wrapper: a pair of tokens named for what they open and close (`<|begin_of_box|>…
 # <|end_of_box|>`); what it wraps stays in place.
-_WRAPPER = re.compile(r"<\|(?:begin|start)_of_(\w{1,30})\|>(.*?)<\|end_of_\1\|>",
-                      re.DOTALL | re.IGNORECASE)
+_WRAPPER_TOKEN = re.compile(r"<\|(begin|start|end)_of_(\w{1,30})\|>", re.IGNORECASE)
+
+
+def _wrappers_removed(text: str) -> tuple[str, list[str]]:
+    """`text` without its wrapper pairs (each end paired with the nearest open one of its name,
+    in one pass), and the names of the wrappers removed; unpaired tokens are left."""
+    opened: dict[str, list[re.Match[str]]] = {}
+    paired: list[re.Match[str]] = []
+    for token in _WRAPPER_TOKEN.finditer(text):
+        name = token.group(2).lower()
+        if token.group(1).lower() != "end":
+            opened.setdefault(name, []).append(token)
+        elif opened.get(name):
+            paired += [opened[name].pop(), token]
+    if not paired:
+        return text, []
+    kept, position = [], 0
+    for token in sorted(paired, key=lambda token: token.start()):
+        kept.append(text[position:token.start()])
+        position = token.end()
+    kept.append(text[position:])
+    return "".join(kept), sorted({token.group(2).lower() for token in paired})
 
 
 @dataclass(frozen=True)
@@ -113,9 +133,8 @@ def text_normalised(text: str, *, compatibility: bool = True,
     if compatibility:
         unified = unicodedata.normalize("NFKC", unified)
     unified = _template_unwrapped(unified)
-    wrappers = sorted({wrapper.group(1).lower() for wrapper in _WRAPPER.finditer(unified)})
+    unified, wrappers = _wrappers_removed(unified)
     seen += [f"the wrapper <|begin_of_{name}|>…<|end_of_{name}|>" for name in wrappers[:3]]
-    unified = _WRAPPER.sub(lambda wrapper: wrapper.group(2), unified)
     tokens = sorted({token.group(0) for token in SPECIAL_TOKEN.finditer(unified)})
     if tokens:
         named = ", ".join(tokens[:3]) + (" …" if len(tokens) > 3 else "")
@@ -124,7 +143,10 @@ def text_normalised(text: str, *, compatibility: bool = True,
 
 
 _REASONING_NAMES = "think|thinking|reasoning"
-_REASONING_CLOSED = re.compile(rf"<({_REASONING_NAMES})>.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
+# A closed section; its body never runs past another opening tag, so a reply of many openings
+# and no closing is read in linear time.
+_REASONING_CLOSED = re.compile(rf"<({_REASONING_NAMES})>(?:(?!<(?:{_REASONING_NAMES})>).)*?"
+                               rf"</\1\s*>", re.DOTALL | re.IGNORECASE)
 _REASONING_OPEN = re.compile(rf"<(?:{_REASONING_NAMES})>.*\Z", re.DOTALL | re.IGNORECASE)
 _REASONING_CLOSE = re.compile(rf"</(?:{_REASONING_NAMES})\s*>", re.IGNORECASE)
 REASONING_TAG = re.compile(rf"</?(?:{_REASONING_NAMES})\s*>", re.IGNORECASE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+import time
 import unicodedata
 from itertools import product
 from pathlib import Path
@@ -171,3 +172,15 @@ def test_an_answer_given_only_as_separate_reasoning_is_named_so():
     assert str(caught.value).startswith(
         "The answer is empty: the model returned only reasoning, apart from the reply, which is "
         "not read; the reasoning holds a ```python block at line 4; a ```hint block at line 9.")
+
+
+@pytest.mark.parametrize("hostile", [
+    "<|begin_of_box|>" * 20_000, "<think>" * 20_000 + "ACTION: x", "<action>" * 20_000,
+    "<|end_of_box|><|begin_of_box|>" * 20_000, "a: b\n" * 50_000, "<b>" * 100_000,
+])
+def test_hostile_replies_are_read_in_bounded_time(hostile):
+    started = time.perf_counter()
+    action_from_text(hostile)
+    with pytest.raises(SetterFormatError):
+        parse_setter_answer(hostile)
+    assert time.perf_counter() - started < 3
