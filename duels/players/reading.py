@@ -1,28 +1,18 @@
 """The one reading pipeline for what a model writes: normalise first, then find statements.
 
 A solver's action (actions.py) and a setter's title, kind and hint (answers.py) are read the same
-way (docs/environments.md, "How replies are read"):
+way; docs/environments.md ("How solver replies are read") states each step with examples.
 
-1. **Normalise** (`text_normalised`): line endings (CRLF, CR, Unicode line separators) become
-   `\\n`; format and control characters (left-to-right marks, zero-width spaces and joiners, a
-   BOM, C0/C1 controls but tab and newline) are removed; a model's special tokens and wrappers
-   (any `<|…|>` token such as `<|begin_of_box|>`, `</s>`, `<eos>`, `<end_of_turn>`, `[/INST]`)
-   are read as their template means them: a reasoning channel becomes reasoning, every other
-   token a line break. Reasoning (`<think>…</think>` and its kin) is then set apart
-   (`text_outside_reasoning`), and HTML markup is reduced to its text with entities decoded
-   (`markup_reduced`). Matching uses Unicode NFKC, so a full-width colon is a colon and a
-   no-break space a space.
-2. **Find the statements** (`statements_find`): a line that states a value under a label of the
-   grammar (`LABELS`): the label in any case, plain, bold, backticked or as a heading, after a
-   quote mark, list marker, table pipe or an emoji, then `:`, `：` or `=` and the value; a table
-   row `| Action | look |`; or a heading or bold line that is the label alone, the value on the
-   next line. A label may be qualified ("Next action", "Final answer") and written in the
-   languages the prompts may produce.
+1. **Normalise** (`text_normalised`, `text_outside_reasoning`, `markup_reduced`): `\\n` line
+   endings; format and control characters removed; a model's special tokens read as its template
+   means them (wrapper pairs removed in place, other tokens line breaks); reasoning set apart;
+   HTML reduced to its text. Matching uses Unicode NFKC.
+2. **Find the statements** (`statements_find`): lines that state a value under a label of the
+   grammar (`LABELS`), qualified or translated, in any of the common framings.
 3. **Choose** (`statement_chosen`): the last statement wins (a reply may change its mind), but
-   statements on consecutive lines that disagree are refused: the reply named several values at
-   once, and EnvDuels never guesses which one was meant.
-4. **Clean the value** (`value_clean`): markup and surrounding emphasis or code marks removed,
-   one pair of surrounding quotes or angle brackets removed, whitespace trimmed.
+   statements on consecutive lines that disagree are refused: EnvDuels never guesses.
+4. **Clean the value** (`value_clean`): markup, surrounding emphasis or code marks, and one pair
+   of surrounding quotes or angle brackets removed.
 """
 
 from __future__ import annotations
