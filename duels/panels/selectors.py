@@ -43,6 +43,13 @@ def panel_entries(panel: Panel) -> QuerySet[PanelEntry]:
                                          "hint_2").order_by("position"))
 
 
+def panel_evaluated_names(*, panel: Panel) -> set[str]:
+    """Names of the players evaluated here on `panel` (they have plays of their own on it)."""
+    from duels.models import Evaluation
+
+    return set(Evaluation.objects.filter(panel=panel).values_list("player__name", flat=True))
+
+
 def entry_manifest_row(entry: PanelEntry) -> ManifestRow:
     """The manifest row an entry was frozen with."""
     return ManifestRow(id=entry.entry_id, author=entry.author or None, domain=entry.domain,

@@ -15,6 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from duels.exchange.importer import ExchangeImportError, exchange_import
+from duels.exchange.untrusted import UntrustedFileError, untrusted_open
 from duels.panels.errors import PanelError
 from duels.panels.imports import panel_import
 from duels.panels.selectors import panel_find
@@ -42,10 +43,10 @@ class Command(BaseCommand):
             raise CommandError(f"{path} is not a folder: --panel takes a result snapshot "
                                "folder (with run.json)")
         try:
-            with open(path, "rb") as stream:
+            with untrusted_open(path, what=str(path)) as stream:
                 report = exchange_import(stream=stream)
-        except OSError as exc:
-            raise CommandError(f"cannot read {options['file']}: {exc}") from exc
+        except UntrustedFileError as exc:
+            raise CommandError(f"cannot read {exc} (nothing was imported)") from exc
         except ExchangeImportError as exc:
             raise CommandError(f"{options['file']}: {exc} (nothing was imported)") from exc
         self.stdout.write(report.summary())
