@@ -230,7 +230,7 @@ class PanelChecks:
             self.hints[str(uuid)] = (str(environment), level, _sha(text))
 
     def _entry_check(self, entry: _Entry, existing: dict[str, set[str]]) -> None:
-        if entry.panel in existing["panel"]:
+        if entry.panel in existing["panel"] or entry.panel not in self.panels:
             _fail(f"{entry.label}: panel {entry.panel} is stored here already and a panel never "
                   "gains or changes versions", entry.line)
         stored = self.environments.get(entry.environment)
