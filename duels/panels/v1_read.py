@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,7 +82,7 @@ def export_read(root: Path) -> list[ExportEntry]:
         manifest = json_of(untrusted_read_path(root / "manifest.json", what="manifest.json",
                                                kind=MANIFEST, budget=budget), "manifest.json")
     except UntrustedFileError as error:
-        if not (root / "manifest.json").exists():
+        if not os.path.lexists(root / "manifest.json"):
             raise PanelError(f"{root} has no manifest.json: not an envduels-v1 export") from None
         raise PanelError(str(error)) from None
     if not isinstance(manifest, dict):

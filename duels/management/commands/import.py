@@ -9,6 +9,7 @@ outside outcomes of panel P once its sources, seeds and hints equal the panel's.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,8 @@ class Command(BaseCommand):
                     f"{report.versions} versions imported into panel {panel.name} "
                     f"({report.skipped} already there, {report.incomplete} incomplete)")
                 return
-            if not (path / "manifest.json").is_file():
+            # lexists: a manifest that is a link or a FIFO is refused by the reader, by name.
+            if not os.path.lexists(path / "manifest.json"):
                 hint = (" (a result snapshot: add --panel P)"
                         if (path / "run.json").is_file() else "")
                 raise CommandError(f"{path} has no manifest.json: not an envduels-v1 "
