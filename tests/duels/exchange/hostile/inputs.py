@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.apps import apps
@@ -105,3 +107,25 @@ def manifest_restate(records: list[dict]) -> None:
 
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@contextmanager
+def fifo_watchdog(path: Path, *, seconds: float = 20):
+    """Fail, instead of hanging, when a reader waits on the FIFO at `path`: after `seconds` a
+    writer opens it (releasing the reader) and the test is failed."""
+    waited = threading.Event()
+
+    def release() -> None:
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+            waited.set()
+        except OSError:  # no reader waiting: nothing to release
+            pass
+
+    timer = threading.Timer(seconds, release)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+    assert not waited.is_set(), f"the import waited on the FIFO {path.name}"

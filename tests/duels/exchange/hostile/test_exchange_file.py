@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import os
-import threading
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -17,6 +16,7 @@ from tests.duels.exchange.hostile.inputs import (
     TRAVERSALS,
     database_state,
     exchange_records,
+    fifo_watchdog,
     folder_state,
     forget_everything,
     manifest_restate,
@@ -187,26 +187,11 @@ def test_special_files_are_refused_at_once(genuine, tmp_path, special):
         path.symlink_to("/dev/zero")
     else:
         path.symlink_to(tmp_path / "nowhere")
-    errors: list[BaseException] = []
-    worker = threading.Thread(target=lambda: errors.append(_refusal(path)))
-    worker.start()
-    worker.join(timeout=20)
-    if worker.is_alive():  # unblock the reader before failing
-        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
-        worker.join()
-        pytest.fail("the import waited on a special file")
-    assert isinstance(errors[0], CommandError), errors
-    assert "not a plain file" in str(errors[0]) or "symbolic link" in str(errors[0]) \
-        or "missing" in str(errors[0])
-    assert not Panel.objects.exists()
-
-
-def _refusal(path):
-    try:
+    with fifo_watchdog(path), pytest.raises(CommandError) as refusal:
         call_command("import", str(path))
-    except BaseException as error:  # noqa: BLE001 - handed to the test thread
-        return error
-    return None
+    assert any(words in str(refusal.value) for words in (
+        "not a plain file", "symbolic link", "missing")), refusal.value
+    assert not Panel.objects.exists()
 
 
 def test_a_stored_row_with_a_hostile_id_cannot_make_the_export_write_outside(tmp_path):
