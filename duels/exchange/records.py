@@ -295,6 +295,7 @@ def _check_record(record: dict[str, Any], line: int) -> None:
 
 
 MAX_BENCHMARK_SEEDS = 64
+VALIDATION_REPORT_BYTES = 256 * 1024  # an environment's stored validation report, as JSON
 SEED_LIMIT = 2**31 - 1
 
 
@@ -336,6 +337,11 @@ def _check_sizes(record: dict[str, Any], line: int) -> None:
             f"source is at most {MAX_SOURCE_BYTES // 1024} KiB",
             line=line,
         )
+    if kind == "environment" and record["validation"] is not None and len(json.dumps(
+            record["validation"])) > VALIDATION_REPORT_BYTES:
+        raise ExchangeImportError(
+            f"field 'validation' is over {VALIDATION_REPORT_BYTES // 1024} KiB of JSON (a "
+            "validation report is a few KiB); export it again", line=line)
     if kind == "annotation":
         if len(record["text"]) > MAX_TEXT_LENGTH:
             raise ExchangeImportError(

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from duels.exchange import untrusted
+from duels.exchange.records import VALIDATION_REPORT_BYTES
 from duels.panels.v1_read import MAX_ENVIRONMENTS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "security.md"
@@ -20,6 +21,7 @@ EXPECTED = {
     "an envduels.v1 exchange file": untrusted.EXCHANGE_FILE.limit,
     "one line of an exchange file": untrusted.EXCHANGE_LINE,
     "a transfer CSV": untrusted.CSV_FILE.limit,
+    "an environment's validation report": VALIDATION_REPORT_BYTES,
 }
 
 

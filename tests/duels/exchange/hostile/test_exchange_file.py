@@ -231,3 +231,11 @@ def test_the_import_page_refuses_a_hostile_file_with_the_entry_named(genuine, tm
     assert response.status_code == 400
     assert "/tmp/x/y" in response.text and "nothing was imported" in response.text
     assert database_state() == before
+
+
+def test_a_validation_report_over_the_cap_is_refused(genuine, tmp_path):
+    records = copy.deepcopy(genuine[0])
+    environment = of_kind(records, "environment")[0]
+    environment["validation"] = {"valid": True, "padding": "x" * (300 * 1024)}
+    refused_whole(records_write(records, tmp_path / "file.jsonl"), tmp_path,
+                  "field 'validation' is over 256 KiB")
