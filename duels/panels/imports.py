@@ -30,7 +30,7 @@ from duels.models import (
 )
 from duels.panels.errors import PanelError
 from duels.panels.manifest import ManifestRow, hint_levels, manifest_sha256
-from duels.panels.v1_read import ExportEntry, export_read
+from duels.panels.v1_read import ExportEntry, export_claimed_hash, export_read
 from duels.signals import data_changed
 from sandbox_runner import SandboxUnavailable
 
@@ -52,6 +52,11 @@ def panel_import_preview(*, root: Path) -> PanelImportPreview:
     entry, as `panel_import` would."""
     entries = export_read(root)
     digest = manifest_sha256(entry.row for entry in entries)
+    claimed = export_claimed_hash(root)
+    if claimed is not None and claimed != digest:
+        raise PanelError(f"manifest.json claims the panel hash {claimed[:64]}, but its versions, "
+                         f"seeds and hints give {digest}: the export was changed after it was "
+                         "written (export the panel again)")
     return PanelImportPreview(entries=entries, manifest_sha256=digest,
                               existing=Panel.objects.filter(manifest_sha256=digest).first())
 

@@ -112,6 +112,20 @@ def export_read(root: Path) -> list[ExportEntry]:
     return entries
 
 
+def export_claimed_hash(root: Path) -> str | None:
+    """The manifest hash an export EnvDuels wrote claims for its panel (`panel.manifest_sha256`
+    in manifest.json), else None (the original harness claims none)."""
+    try:
+        manifest = json_of(untrusted_read_path(root.resolve() / "manifest.json",
+                                               what="manifest.json", kind=MANIFEST),
+                           "manifest.json")
+    except UntrustedFileError as error:
+        raise PanelError(str(error)) from None
+    panel = manifest.get("panel") if isinstance(manifest, dict) else None
+    claim = panel.get("manifest_sha256") if isinstance(panel, dict) else None
+    return claim if isinstance(claim, str) else None
+
+
 def entry_read(root: Path, row: Any, budget: ImportBudget) -> ExportEntry:
     if not isinstance(row, dict):
         raise PanelError("is not a JSON object")

@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 
 from duels.exchange.trainers.envduels_v1 import RUNTIME, design_class_file
 from duels.models import content_hash
+from duels.panels.imports import panel_import_preview
 from duels.panels.v1_read import export_read
 from tests.duels.exchange.hostile.inputs import (
     LOOK_ALIKES,
@@ -20,6 +21,7 @@ from tests.duels.exchange.hostile.inputs import (
     database_state,
     fifo_watchdog,
     folder_state,
+    stored_panel,
 )
 from tests.duels.panels.handmade import write_export
 
@@ -192,3 +194,17 @@ def test_a_class_exactly_as_generated_plays_the_design_it_carries(export):
         source_sha256=hashlib.sha256(code.encode()).hexdigest(), class_name="EnvDuelsEnv"))
     entry = next(entry for entry in export_read(export) if entry.row.id == TARGET)
     assert entry.design_source == DESIGN and entry.design_max_steps == 5
+
+
+def test_an_export_whose_claimed_panel_hash_differs_from_its_versions_is_refused(tmp_path):
+    """A panel exported by EnvDuels claims its hash; the versions read back must give it."""
+    panel = stored_panel(tmp_path / "handmade", name="genuine")
+    call_command("export", "--format", "envduels-v1", "--panel", "genuine",
+                 "--out", str(tmp_path / "out"))
+    preview = panel_import_preview(root=tmp_path / "out")
+    assert preview.manifest_sha256 == panel.manifest_sha256 and preview.existing == panel
+    privileged = tmp_path / "out" / TARGET / "privileged.json"
+    document = json.loads(privileged.read_text())
+    document["hints"] = dict.fromkeys(document["hints"], "Any answer wins.")
+    privileged.write_text(json.dumps(document))
+    refused_whole(tmp_path / "out", "claims the panel hash", panel.manifest_sha256)
