@@ -63,8 +63,14 @@ def panel_rows(*, panel: Panel, hint_level: int = 1) -> PanelRows:
     plays: list[FieldPlay] = []
     incomplete: dict[str, int] = defaultdict(int)
     imported: set[str] = set()
+    evaluations = list(Evaluation.objects.filter(panel=panel, hint_level=hint_level)
+                       .order_by("created_at", "pk").values_list("pk", "player__name"))
+    # Outside outcomes stored under the name of a player evaluated here (imports refuse them
+    # now; older data may hold some) are left out: the player's own plays are its result.
+    own = {name for _, name in evaluations}
     for model, uuid, seed, hinted, trial, status in (
             OutsideOutcome.objects.filter(panel=panel, hint_level=hint_level)
+            .exclude(model__in=own)
             .order_by("pk").values_list("model", "entry__environment__uuid", "seed", "hinted",
                                         "trial", "status")):
         imported.add(model)
@@ -75,8 +81,6 @@ def panel_rows(*, panel: Panel, hint_level: int = 1) -> PanelRows:
             continue
         plays.append(FieldPlay(version=str(uuid), solver=model, seed=seed, hinted=hinted,
                                success=status == OutcomeStatus.SUCCESS, trial=trial))
-    evaluations = list(Evaluation.objects.filter(panel=panel, hint_level=hint_level)
-                       .order_by("created_at", "pk").values_list("pk", "player__name"))
     names = dict(evaluations)
     for evaluation_id, uuid, seed, condition, status, end_reason, success in (
             Episode.objects.filter(evaluation__in=list(names), status__in=DONE_STATUSES)

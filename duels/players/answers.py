@@ -14,10 +14,11 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from duels.bounds import SOURCE_BYTES
 from duels.players import reading
 from duels.players.base import PlayerError
 
-MAX_SOURCE_BYTES = 64 * 1024
+MAX_SOURCE_BYTES = SOURCE_BYTES
 UNTITLED = "Untitled environment"
 PYTHON_TAGS = frozenset({"python", "py", "python3"})
 # A fence-looking line inside a module's string is tested against the tokenizer at most this

@@ -22,7 +22,8 @@ from duels.models import Evaluation
 from duels.panels.errors import PanelError
 from duels.panels.figures_cache import panel_figures_stored
 from duels.panels.selectors import (
-    panel_entries,
+    PANEL_VERSIONS_PAGE,
+    panel_entries_listed,
     panel_evaluations,
     panel_get,
     panel_list,
@@ -56,12 +57,14 @@ def _ranking(panel, level: str) -> tuple[dict, bool, list[str]]:
 def _detail_context(request: HttpRequest, panel, form: EvaluationForm | None = None) -> dict:
     level = request.GET.get("level", "1")
     figures, current, levels = _ranking(panel, level)
+    versions = paginate(request, panel_entries_listed(panel), per_page=PANEL_VERSIONS_PAGE)
     entries = [{"entry": entry, "invalid_reason": "" if entry.environment.is_valid
                 else environment_invalid_reason(environment=entry.environment)}
-               for entry in panel_entries(panel)]
+               for entry in versions]
     can_start = evaluation_can_start(user=request.user)
     return {
-        "panel": panel, "entries": entries, "outcomes": panel_outcome_summary(panel),
+        "panel": panel, "entries": entries, "versions": versions,
+        "outcomes": panel_outcome_summary(panel),
         "evaluations": panel_evaluations(panel), "ranking": figures.get("models") or [],
         "results": results_by_version(figures), "new_solver": figures.get("new_solver"),
         "incomplete": sorted((figures.get("incomplete") or {}).items()),
