@@ -45,10 +45,10 @@ if TYPE_CHECKING:
     from sandbox_runner.session import Sandbox, StepResult
 
 __all__ = [
-    "BackendStatus", "EnvCodeError", "EnvCrashed", "Sandbox", "SandboxCrashed", "SandboxError", "SandboxLimits",
-    "SandboxMemoryExceeded", "SandboxOutputExceeded", "SandboxTimeout", "SandboxUnavailable",
-    "StepResult", "available_backends", "backend_status", "default_limits", "get_backend",
-    "open_sandbox", "resolve_backend",
+    "BackendStatus", "EnvCodeError", "EnvCrashed", "Sandbox", "SandboxCrashed", "SandboxError",
+    "SandboxLimits", "SandboxMemoryExceeded", "SandboxOutputExceeded", "SandboxTimeout",
+    "SandboxUnavailable", "StepResult", "available_backends", "backend_status", "default_limits",
+    "get_backend", "open_sandbox", "resolve_backend",
 ]
 
 

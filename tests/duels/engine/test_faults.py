@@ -15,6 +15,7 @@ from duels.players import PlayerError
 from duels.services.players import player_seed_builtin
 from sandbox_runner import (
     EnvCodeError,
+    EnvCrashed,
     SandboxCrashed,
     SandboxMemoryExceeded,
     SandboxOutputExceeded,
@@ -63,7 +64,8 @@ class FlakyClients:
     (SandboxMemoryExceeded("out of memory"), ENVIRONMENT),
     (SandboxOutputExceeded("observation too long"), ENVIRONMENT),
     (episodes.ReplayMismatch("step 2 differs"), ENVIRONMENT),
-    (SandboxCrashed("the sandbox exited unexpectedly (status -9)"), INFRASTRUCTURE),
+    (EnvCrashed("the environment's process was killed by SIGSEGV (status 75)"), ENVIRONMENT),
+    (SandboxCrashed("the sandbox was killed from outside (status -9)"), INFRASTRUCTURE),
     (SandboxUnavailable("no Docker engine answers"), INFRASTRUCTURE),
     (PlayerError("HTTP 503 (gave up after 4 tries)", retryable=True), INFRASTRUCTURE),
     (OperationalError("server closed the connection unexpectedly"), INFRASTRUCTURE),
