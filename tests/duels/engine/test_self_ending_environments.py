@@ -14,7 +14,7 @@ import pytest
 from duels.engine import episodes
 from duels.engine.duels import duel_create
 from duels.engine.episodes import episode_run
-from duels.models import EndReason, Evaluation, Status, Study
+from duels.models import Duel, EndReason, EnvironmentStatus, Evaluation, Status, Study
 from duels.panels.create import panel_from_designs
 from sandbox_runner import available_backends
 from sandbox_runner.session import Sandbox
@@ -130,3 +130,30 @@ def test_a_sandbox_killed_from_outside_mid_episode_is_resumed_not_scored(make, s
     episode = episode_run(episode=episode)
     assert episode.status == Status.FINISHED and episode.end_reason == EndReason.MAX_STEPS
     assert episode.resumes == 1
+
+
+def test_an_environment_whose_plays_keep_ending_it_is_voided_with_the_evidence(
+        make, sandbox_backend, client, staff):
+    statement, _shown = SELF_KILLS["segfault"]
+    environment = make.environment(source=self_killing_source(statement, at_step=2))
+    solver = make.player()
+    duel = duel_create(a=make.player(), b=solver, attempts=3)
+    Duel.objects.filter(pk=duel.pk).update(env_a=environment)
+    plays = [make.episode(status=Status.PENDING, success=None, environment=environment,
+                          solver=solver, duel=duel, seed=seed) for seed in range(3)]
+
+    for played, episode in enumerate(plays, start=1):
+        episode = episode_run(episode=episode)
+        assert episode.end_reason == EndReason.ENV_ERROR
+        environment.refresh_from_db()
+        assert (environment.status == EnvironmentStatus.INVALID) is (played == 3)
+
+    evidence = environment.validation["after_play"]
+    assert evidence["kind"] == "self_ending" and evidence["episode"] == str(plays[2].uuid)
+    assert "ended its own process in 3 plays" in evidence["reason"]
+    assert "SIGSEGV" in evidence["left"] and evidence["actions"] == [evidence["actions"][0]]
+    duel.refresh_from_db()
+    assert duel.void_a.startswith("voided after play: the environment ended its own process")
+    client.force_login(staff)
+    page = client.get(f"/environments/{environment.uuid}/").content.decode()
+    assert "Voided after play" in page and "SIGSEGV" in page
