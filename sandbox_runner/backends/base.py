@@ -139,9 +139,11 @@ def describe_exit(status: int | None, stderr_tail: str) -> SandboxError:
     tail = stderr_tail[-2000:]
     if status == -signal.SIGXCPU:  # no pid 1 of ours in front (unsafe-local)
         return SandboxTimeout("the environment used up its CPU time")
-    if status is None or status < 0 or status >= OUTSIDE_BASE:
-        signum = -status if status is not None and status < 0 else (
-            status - OUTSIDE_BASE if status is not None else None)
+    if status is None:
+        return SandboxCrashed(f"the sandbox ended and its launcher or engine could not say how "
+                              f"(gone or not answering)\n{tail}".rstrip())
+    if status < 0 or status >= OUTSIDE_BASE:
+        signum = -status if status < 0 else status - OUTSIDE_BASE
         how = f"status {status}" + (f", signal {signal_name(signum)}" if signum else "")
         return SandboxCrashed(f"the sandbox was killed from outside ({how})\n{tail}".rstrip())
     if status > SIGNAL_BASE:
