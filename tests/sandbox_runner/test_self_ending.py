@@ -82,3 +82,35 @@ def test_closing_the_channel_and_living_on_is_the_environments_fault(backend):
         sandbox.reset(seed=0)
         with pytest.raises((EnvCrashed, SandboxTimeout)):
             sandbox.step("go")
+
+
+def _wait_statuses():
+    """Every wait status a guest proper can end with: each exit code and each signal."""
+    yield from ((code << 8, f"exit {code}") for code in range(256))
+    yield from ((signum, f"signal {signum}") for signum in range(1, 65))
+
+
+def test_pid_1_reports_every_end_of_the_guest_below_128():
+    from sandbox_runner.backends.base import describe_exit
+    from sandbox_runner.guest import guest_namespace
+
+    guest = guest_namespace()
+    for status, how in _wait_statuses():
+        reported = guest["guest_end_status"](status)
+        assert 0 <= reported < 128, how
+        error = describe_exit(reported, "")
+        # Whatever the environment did to its own process, it is never the infrastructure's.
+        assert isinstance(error, (EnvCrashed, SandboxTimeout)), (how, error)
+        assert isinstance(error, SandboxTimeout) is (how == f"signal {signal.SIGXCPU}"), how
+
+
+def test_only_an_end_from_outside_is_the_infrastructures():
+    from sandbox_runner.backends.base import describe_exit
+
+    outside = [None, *range(-64, 0), *range(128, 256)]
+    for status in outside:
+        error = describe_exit(status, "envduels guest: the environment's process exited")
+        if status == -signal.SIGXCPU:
+            assert isinstance(error, SandboxTimeout)  # unsafe-local: the host's CPU limit
+        else:
+            assert isinstance(error, SandboxCrashed) and not isinstance(error, EnvCodeError)
