@@ -157,3 +157,25 @@ def test_an_environment_whose_plays_keep_ending_it_is_voided_with_the_evidence(
     client.force_login(staff)
     page = client.get(f"/environments/{environment.uuid}/").content.decode()
     assert "Voided after play" in page and "SIGSEGV" in page
+
+
+@pytest.mark.parametrize("kill", sorted(SELF_KILLS))
+def test_in_the_setter_seat_a_self_ending_play_is_not_passed(sandbox_backend, settings,
+                                                            monkeypatch, kill):
+    """The setter seat classifies a play as a duel's episode: a play whose environment ends its
+    own process is not passed (never a SeatFault, never the infrastructure's)."""
+    from duels.engine import setter_seat
+    from duels.engine.setter_seat import SeatSpend, _play
+    from duels.models import Player
+    from duels.services.players import player_seed_builtin
+
+    settings.ENVDUELS_BUILTIN_LATENCY_MS = 0
+    player_seed_builtin()
+    statement, _shown = SELF_KILLS[kill]
+    counted = CountedClients(setter_seat.player_client)
+    monkeypatch.setattr(setter_seat, "player_client", counted)
+    play = _play(source=self_killing_source(statement, at_step=2), max_steps=6,
+                 solver=Player.objects.get(name="builtin-ace"), hint=None, seed=0,
+                 spend=SeatSpend())
+    assert (play.passed, play.end_reason) == (False, EndReason.ENV_ERROR)
+    assert counted.calls == 2  # the answered action and the one that ended it; no retry
