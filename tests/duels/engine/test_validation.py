@@ -46,9 +46,6 @@ def test_reset_that_changes_between_runs_is_caught(any_backend):
     report = report_for(source, any_backend)
     assert report["valid"] is False
     assert checks(report)["deterministic"] is False
-    # A crash of the environment, shown as one: no second sandbox tried as for an outside kill.
-    detail = next(check["detail"] for check in report["checks"] if not check["passed"])
-    assert "the environment failed" in detail and "ended its own process (status 3)" in detail
 
 
 def test_hint_in_the_reset_text_is_caught(any_backend):
