@@ -50,6 +50,9 @@ AUTHORING_INFRASTRUCTURE_ERRORS = (CostCapReached, PlayerError, SandboxUnavailab
                                    OperationalError, InterfaceError)
 # Observe mode: at most this many earlier environments per prompt, newest first.
 MAX_DIGESTS = 8
+# A digest asked for by design hash names at least this many of its hex digits: a client must
+# already know the environment it asks about (a short prefix would list every one, hints too).
+MIN_DIGEST_PREFIX = 12
 
 
 @dataclass(frozen=True)
@@ -318,6 +321,19 @@ class DigestNotFound(LookupError):
     """An earlier environment asked for by reference has no finished duel to digest."""
 
 
+def _digest_reference(reference: str) -> Q:
+    """The environment `reference` names: a uuid, or a design-hash prefix of at least
+    MIN_DIGEST_PREFIX hex digits; anything else is refused."""
+    with contextlib.suppress(ValueError):
+        return Q(uuid=UUID(reference))
+    prefix = reference.strip().lower()[:64]
+    if len(prefix) < MIN_DIGEST_PREFIX or any(c not in "0123456789abcdef" for c in prefix):
+        raise DigestNotFound(
+            f"name an environment by its uuid or by at least {MIN_DIGEST_PREFIX} hex digits "
+            f"of its design hash (got {reference[:80]!r})")
+    return Q(content_hash__startswith=prefix)
+
+
 def environment_digests(*, references: list[str]) -> list[str]:
     """Observe-mode digests of chosen earlier environments, each named by its uuid or a prefix
     of its design hash: the latest finished duel that played it, as observe mode writes it."""
@@ -325,9 +341,7 @@ def environment_digests(*, references: list[str]) -> list[str]:
         raise DigestNotFound(f"at most {MAX_DIGESTS} digests fit one prompt")
     digests = []
     for reference in references:
-        chosen = Q(content_hash__startswith=str(reference).lower()[:64])
-        with contextlib.suppress(ValueError):
-            chosen |= Q(uuid=UUID(str(reference)))
+        chosen = _digest_reference(str(reference))
         environments = Environment.objects.filter(chosen, status=EnvironmentStatus.VALID)
         duel = (Duel.objects.filter(Q(env_a__in=environments) | Q(env_b__in=environments),
                                     status=Status.FINISHED)
