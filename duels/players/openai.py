@@ -66,7 +66,7 @@ class OpenAIPlayer(SDKPlayer):
         options: dict[str, Any] = {
             "model": self.model,
             "messages": openai_messages(messages, system_role=self.system_role),
-            self.token_field: self.max_tokens(max_tokens),
+            self.token_field: self.max_tokens(max_tokens, messages),
         }
         chosen_temperature = self.params.get("temperature", temperature)
         if chosen_temperature is not None:  # params {"temperature": null} omits it entirely
