@@ -126,6 +126,13 @@ class OpenAIPlayer(SDKPlayer):
                     name_and_arguments[1] += call.function.arguments or ""
             if grew and on_partial is not None:
                 on_partial("".join(text), "".join(thinking))
+        if not finish_reason and not (text or thinking or calls):
+            # A stream that ends cleanly before its first word: llama-cpp-python's way of
+            # failing a request after its 200 (a context overflow among them), with the reason
+            # only in its own log. Asked again as one whole request, the server answers with
+            # its status and words, classified as any error outside a stream.
+            options.pop("stream_options", None)
+            return self.reading(self.client.chat.completions.create(**options))
         if not finish_reason:
             raise TransientError(
                 f"{self.who}: the reply stream from {self.url} ended before a finish_reason"
