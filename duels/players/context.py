@@ -133,4 +133,4 @@ def fit_max_tokens(*, messages: list[Message], max_tokens: int, window: int | No
         raise ContextOverflow(
             f"{who}: the conversation (about {prompt:,} tokens) no longer fits the model's "
             f"context window of {window:,} tokens")
-    return max(MIN_REPLY_TOKENS, min(max_tokens, room))
+    return min(max_tokens, room)

@@ -13,7 +13,7 @@ from duels.players.actions import ACT_TOOL_DESCRIPTION, ACT_TOOL_NAME, ACT_TOOL_
 from duels.players.base import Message, PartialReply, PlayerError
 from duels.players.chat_completions import openai_messages
 from duels.players.retry import TransientError
-from duels.players.sdk import Reading, SDKPlayer, api_key_from_env, sdk_client
+from duels.players.sdk import Reading, SDKPlayer, api_key_from_env, sdk_client, transport_errors
 
 SYSTEM_ROLES = ("system", "developer", "user")
 # Sent to a compatible server that needs no key, so the SDK never falls back to OPENAI_API_KEY and
@@ -104,33 +104,38 @@ class OpenAIPlayer(SDKPlayer):
         usage = None
         finish_reason = ""
         ids = {"id": "", "model": ""}
-        for chunk in self.client.chat.completions.create(stream=True, **options):
-            ids = {"id": chunk.id or ids["id"], "model": chunk.model or ids["model"]}
-            usage = chunk.usage or usage
-            if not chunk.choices:
-                continue
-            choice = chunk.choices[0]
-            finish_reason = choice.finish_reason or finish_reason
-            delta = choice.delta
-            grew = False
-            if delta is not None and delta.content:
-                text.append(delta.content)
-                grew = True
-            if delta is not None and (reasoning := reasoning_of(delta)):
-                thinking.append(reasoning)
-                grew = True
-            for call in (delta.tool_calls or []) if delta is not None else []:
-                name_and_arguments = calls.setdefault(call.index or 0, ["", ""])
-                if call.function is not None:
-                    name_and_arguments[0] += call.function.name or ""
-                    name_and_arguments[1] += call.function.arguments or ""
-            if grew and on_partial is not None:
-                on_partial("".join(text), "".join(thinking))
+        try:
+            for chunk in self.client.chat.completions.create(stream=True, **options):
+                ids = {"id": chunk.id or ids["id"], "model": chunk.model or ids["model"]}
+                usage = chunk.usage or usage
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                finish_reason = choice.finish_reason or finish_reason
+                delta = choice.delta
+                grew = False
+                if delta is not None and delta.content:
+                    text.append(delta.content)
+                    grew = True
+                if delta is not None and (reasoning := reasoning_of(delta)):
+                    thinking.append(reasoning)
+                    grew = True
+                for call in (delta.tool_calls or []) if delta is not None else []:
+                    name_and_arguments = calls.setdefault(call.index or 0, ["", ""])
+                    if call.function is not None:
+                        name_and_arguments[0] += call.function.name or ""
+                        name_and_arguments[1] += call.function.arguments or ""
+                if grew and on_partial is not None:
+                    on_partial("".join(text), "".join(thinking))
+        except transport_errors():
+            if text or thinking or calls:
+                raise  # a reply broke off mid-way: retried like any dropped stream
+            finish_reason = ""  # broke off before its first word: asked again whole below
         if not finish_reason and not (text or thinking or calls):
-            # A stream that ends cleanly before its first word: llama-cpp-python's way of
-            # failing a request after its 200 (a context overflow among them), with the reason
-            # only in its own log. Asked again as one whole request, the server answers with
-            # its status and words, classified as any error outside a stream.
+            # A stream that ends (or breaks off) before its first word: llama-cpp-python's way
+            # of failing a request after its 200 (a context overflow among them), with the
+            # reason only in its own log. Asked again as one whole request, the server answers
+            # with its status and words, classified as any error outside a stream.
             options.pop("stream_options", None)
             return self.reading(self.client.chat.completions.create(**options))
         if not finish_reason:
