@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -93,12 +94,13 @@ def cached_wheel(prefix: str) -> Path | None:
                 None)
 
 
-def _run(command: list[str], *, what: str, timeout: float, log_file: Path | None = None) -> None:
+def _run(command: list[str], *, what: str, timeout: float, log_file: Path | None = None,
+         env: dict[str, str] | None = None) -> None:
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         with open(log_file, "w") as output:
             done = subprocess.run(command, stdout=output, stderr=subprocess.STDOUT,
-                                  timeout=timeout, check=False)
+                                  timeout=timeout, check=False, env=env)
         tail = log_file.read_text(errors="replace")[-3000:]
     else:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
@@ -121,7 +123,10 @@ def server_wheel(*, log: Log) -> tuple[Path, bool]:
         _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheel_dir()),
               f"{SERVER_DISTRIBUTION}=={SERVER_VERSION}"],
              what=f"compiling {SERVER_DISTRIBUTION}", timeout=COMPILE_TIMEOUT_S,
-             log_file=log_file)
+             log_file=log_file,
+             # Every core compiles (CMake's default is one job at a time).
+             env={**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": os.environ.get(
+                 "CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1))})
         wheel = cached_wheel(SERVER_WHEEL_PREFIX)
         if wheel is None:
             raise LocalModelError(f"pip built no {SERVER_DISTRIBUTION} wheel; see {log_file}")

@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from duels.local_models.catalog import LocalModelError, local_model_get
-from duels.models import Player
+from duels.models import DONE_STATUSES, Duel, Player
+
+# `serve --demo` (make run LOCAL_MODEL=…): one duel against the weakest built-in player, one
+# seed per condition, so a newcomer watches the real model write, forfeit, misread and fail.
+DEMO_OPPONENT = "builtin-rookie"
+DEMO_ATTEMPTS = 1
 
 # What every local model's player needs from a llama-cpp-python server on a busy CPU:
 # - the text action protocol (its default chat templates make no tool calls);
@@ -48,3 +53,25 @@ def local_model_register(*, name: str, base_url: str, context_window: int,
     player.save(update_fields=["base_url", "model", "params", "max_concurrency", "parameters_b",
                                "imported"])
     return player
+
+
+def local_model_demo_duel(*, player: Player) -> Duel | None:
+    """Queue the demo duel of `player` against DEMO_OPPONENT unless one is still to finish;
+    return it (None when one was already waiting or running)."""
+    from django.db import transaction
+
+    from duels.engine.duels import duel_create
+    from duels.engine.queue import duel_enqueue
+    from duels.services.players import player_seed_builtin
+
+    waiting = Duel.objects.filter(a=player).exclude(status__in=DONE_STATUSES)
+    if waiting.exists():
+        return None
+    opponent = Player.objects.filter(name=DEMO_OPPONENT, builtin=True).first()
+    if opponent is None:
+        player_seed_builtin()
+        opponent = Player.objects.get(name=DEMO_OPPONENT, builtin=True)
+    with transaction.atomic():
+        duel = duel_create(a=player, b=opponent, attempts=DEMO_ATTEMPTS)
+        duel_enqueue(duel=duel)
+    return duel

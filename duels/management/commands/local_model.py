@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from duels.engine.workers import stop_on_signals
 from duels.local_models.catalog import LOCAL_MODELS, LocalModelError
 from duels.local_models.install import local_model_install, local_model_ready
-from duels.local_models.players import local_model_register
+from duels.local_models.players import local_model_demo_duel, local_model_register
 from duels.local_models.server import local_model_start, local_model_stop
 
 
@@ -32,6 +32,8 @@ class Command(BaseCommand):
         serve.add_argument("--context", type=int, default=None,
                            help="context window in tokens (default: the catalog's)")
         serve.add_argument("--threads", type=int, default=None, help="CPU threads for the model")
+        serve.add_argument("--demo", action="store_true",
+                           help="queue one duel against builtin-rookie for the workers")
         serve.add_argument("--json", action="store_true",
                            help='print {"player", "base_url", "model"} once it answers')
         actions.add_parser("list", help="The models this command knows and whether installed.")
@@ -63,6 +65,9 @@ class Command(BaseCommand):
             try:
                 player = local_model_register(name=name, base_url=server.base_url,
                                               context_window=server.context_window)
+                if options["demo"] and (duel := local_model_demo_duel(player=player)):
+                    self.stderr.write(f"demo duel {duel.uuid} queued: {player.name} vs "
+                                      f"{duel.b.name}")
                 if options["json"]:
                     self.stdout.write(json.dumps({"player": player.name,
                                                   "base_url": server.base_url,
