@@ -127,15 +127,18 @@ class OpenAIPlayer(SDKPlayer):
                         name_and_arguments[1] += call.function.arguments or ""
                 if grew and on_partial is not None:
                     on_partial("".join(text), "".join(thinking))
-        except transport_errors():
-            if text or thinking or calls:
-                raise  # a reply broke off mid-way: retried like any dropped stream
-            finish_reason = ""  # broke off before its first word: asked again whole below
+        except (openai.APIConnectionError, *transport_errors()) as broken:
+            if isinstance(broken, openai.APITimeoutError) or text or thinking or calls:
+                raise  # a reply broke off mid-way (or timed out): retried as any dropped stream
+            # Dropped before its first word: asked again whole below (a refused connection then
+            # fails the same way, and is retried).
+            finish_reason = ""
         if not finish_reason and not (text or thinking or calls):
             # A stream that ends (or breaks off) before its first word: llama-cpp-python's way
-            # of failing a request after its 200 (a context overflow among them), with the
-            # reason only in its own log. Asked again as one whole request, the server answers
-            # with its status and words, classified as any error outside a stream.
+            # of failing a streamed request (a context overflow among them: an empty 200, or
+            # a dropped connection when usage was asked for), the reason only in its own log.
+            # Asked again as one whole request, the server answers with its status and words,
+            # classified as any error outside a stream.
             options.pop("stream_options", None)
             return self.reading(self.client.chat.completions.create(**options))
         if not finish_reason:
