@@ -10,6 +10,7 @@ virtualenv.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import signal
@@ -27,6 +28,7 @@ from duels.local_models.install import local_model_ready
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 10.0
 LOG_TAIL_CHARS = 2000
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclass
@@ -45,6 +47,13 @@ class RunningServer:
         with contextlib.suppress(OSError):
             return self.log_path.read_text(errors="replace")[-LOG_TAIL_CHARS:]
         return ""
+
+
+def _die_with_parent() -> None:
+    """In the server's process before it starts: Linux sends it SIGTERM when the process that
+    started it dies, so a killed test run or command never leaves a model server behind."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def free_port() -> int:
@@ -94,7 +103,8 @@ def local_model_start(*, name: str, port: int = 0, context: int | None = None,
         # Its own session: a terminal's Ctrl-C reaches the command, which stops the server in
         # order; a stop signal to the command's group never leaves it running.
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
+                                   stdin=subprocess.DEVNULL, start_new_session=True,
+                                   preexec_fn=_die_with_parent)
     server = RunningServer(model=model, process=process, port=port, context_window=context,
                            log_path=log_path)
     deadline = time.monotonic() + timeout_s

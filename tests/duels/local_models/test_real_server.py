@@ -91,13 +91,15 @@ def test_an_overflow_the_server_reports_mid_stream_is_the_models_failure(real_pl
 def test_a_tiny_study_with_the_real_model_in_the_field_runs_to_its_end(
         study_sandbox, local_model_server, settings):  # noqa: F811
     """SmolLM2 writes an environment (admitted, or refused with a reason) and plays
-    builtin-architect's in both conditions until its 1,400-token window is full: every reply
-    is stored with its tokens, read or marked a format error with the reason, and the
-    overflow ends the episode as the model's failure."""
+    builtin-architect's in both conditions until its 1,100-token window is full (its setter
+    prompt fits, with room for a 48-token answer; a repair would not): every reply is stored
+    with its tokens, read or marked a format error with the reason, and the overflow ends the
+    episode as the model's failure. One play at a time, so each turn reuses the previous
+    turn's prompt from the server's cache."""
     local = local_model_register(name=NAME, base_url=local_model_server.base_url,
-                                 context_window=1400, params={"max_tokens": 48})
+                                 context_window=1100, params={"max_tokens": 48})
     architect = builtin_players(("builtin-architect",))[0]
-    study = study_run(players=[architect, local], concurrency=4)
+    study = study_run(players=[architect, local], concurrency=1)
     assert study.status == Status.FINISHED, study.error
     written = Environment.objects.filter(study=study, author=local)
     # Refused: the slot's note says why (the answer's format, or the validation's report).
@@ -117,4 +119,4 @@ def test_a_tiny_study_with_the_real_model_in_the_field_runs_to_its_end(
             assert step.input_tokens > 0 and step.output_tokens > 0
             assert bool(step.action) != bool(step.format_error)
         if episode.end_reason == EndReason.CONTEXT_OVERFLOW:
-            assert not episode.success and "1,400 tokens" in episode.error
+            assert not episode.success and "1,100 tokens" in episode.error
