@@ -44,21 +44,23 @@ OBSERVATIONS = (
 )
 LATER = ("You moved north. Exits: south, west.", "Wrong code. Digits in place: 1.",
          "Higher.", "Nothing happens. The left lever is back up.")
+EARLIER = ("Let me look first.\nACTION: look", "ACTION: go north",
+           "I try a code.\nACTION: enter 123", "ACTION: pull left")
 HINT = "The answer follows a fixed rule: check the first observation closely."
 
 
 def chats(count: int) -> list[list[dict]]:
+    """`count` different solver chats: each observation, unhinted and hinted, as the first turn
+    and as a later one (after an earlier reply of the model's own kind)."""
     made: list[list[dict]] = []
-    index = 0
-    while len(made) < count:
+    for index in range(count):
         observation = OBSERVATIONS[index % len(OBSERVATIONS)]
-        hint = HINT if index % 2 else None
-        history = [] if index % 3 == 0 else [
-            (observation, "I will start by looking around.\nACTION: look", None)]
-        latest = observation if not history else LATER[index % len(LATER)]
+        hint = HINT if (index // len(OBSERVATIONS)) % 2 else None
+        later = (index // (2 * len(OBSERVATIONS))) % 2
+        history = [(observation, EARLIER[index % len(EARLIER)], None)] if later else []
+        latest = LATER[index % len(LATER)] if later else observation
         made.append(prompts.solver_messages(hint=hint, history=history, observation=latest,
                                             protocol="text"))
-        index += 1
     return made
 
 
