@@ -137,6 +137,7 @@ def _setter_call(
         call = ModelCall.objects.create(
             **ledger.run, player=player, role=role, messages=_bounded_messages(messages),
             reply=text_bound(completion.text, limit=SETTER_REPLY_CHARS),
+            thinking=text_bound(completion.thinking or "", limit=SETTER_REPLY_CHARS),
             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
             latency_ms=completion.latency_ms, cost=cost,
         )
@@ -159,7 +160,8 @@ def setter_answer(*, ledger: SetterLedger, player: Player,
         return SetterReply(None, f"the setter prompt does not fit the model's context window "
                                  f"(give the player a larger context_window): {overflow}", None)
     try:
-        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
+        answer = prompts.parse_setter_answer(completion.text, reasoning=completion.thinking)
+        return SetterReply(answer, "", call)
     except prompts.SetterFormatError as first_error:
         problem = str(first_error)
     # The repair quotes the earlier answer; when that overflows the window, only its ends.
@@ -176,7 +178,8 @@ def setter_answer(*, ledger: SetterLedger, player: Player,
         return SetterReply(None, f"malformed answer ({problem}), and the repair request does "
                                  f"not fit the model's context window: {overflowed}", None)
     try:
-        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
+        answer = prompts.parse_setter_answer(completion.text, reasoning=completion.thinking)
+        return SetterReply(answer, "", call)
     except prompts.SetterFormatError as second_error:
         return SetterReply(None, f"malformed answer after one repair request: {second_error}",
                            None)
