@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('duels', '0027_evaluations'),
+        ('duels', '0028_modelcall_thinking'),
     ]
 
     operations = [

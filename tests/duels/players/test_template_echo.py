@@ -41,7 +41,7 @@ def test_the_action_named_action_without_the_templates_brackets_is_read():
 
 
 def test_a_template_copied_before_a_real_action_line_does_not_hide_it():
-    text = "The format is ACTION: <action>, so:\nACTION: <action>\nACTION: go north"
+    text = "ACTION: <action>\n\nSorry, I meant to move.\n\nACTION: go north"
     assert read(text).action == "go north"
 
 
