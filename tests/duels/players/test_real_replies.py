@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from duels.players import prompts
 from duels.players.actions import TEXT
 from duels.players.base import Completion
 from duels.players.template_echo import reply_action
@@ -35,3 +36,21 @@ def test_each_real_reply_reads_as_a_person_would(name):
         assert parsed.action == "" and parsed.format_error
     else:
         assert (parsed.action, parsed.format_error) == (expected["action"], "")
+
+
+SETTERS = Path(__file__).parent / "corpus" / "setter-real"
+SETTER_EXPECTED = json.loads((SETTERS / "expected.json").read_text())
+
+
+def test_every_real_setter_answer_is_labelled():
+    assert sorted(SETTER_EXPECTED) == sorted(path.name for path in SETTERS.glob("*.md"))
+    source = json.loads((SETTERS / "source.json").read_text())
+    assert sorted(record["file"] for record in source["replies"]) == sorted(SETTER_EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(SETTER_EXPECTED))
+def test_each_real_setter_answer_is_refused_naming_what_a_person_sees(name):
+    with pytest.raises(prompts.SetterFormatError) as refused:
+        prompts.parse_setter_answer((SETTERS / name).read_text())
+    for needle in SETTER_EXPECTED[name]["error"]:
+        assert needle in str(refused.value)
