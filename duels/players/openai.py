@@ -140,7 +140,15 @@ class OpenAIPlayer(SDKPlayer):
             # Asked again as one whole request, the server answers with its status and words,
             # classified as any error outside a stream.
             options.pop("stream_options", None)
-            return self.reading(self.client.chat.completions.create(**options))
+            try:
+                return self.reading(self.client.chat.completions.create(**options))
+            except openai.APIConnectionError as dropped:
+                if isinstance(dropped, openai.APITimeoutError):
+                    raise
+                # The pooled connection was the one the server was closing after the broken
+                # stream (measured with llama-cpp-python: a reset on the same connection, the
+                # answer on a new one); httpx has discarded it, so ask once more.
+                return self.reading(self.client.chat.completions.create(**options))
         if not finish_reason:
             raise TransientError(
                 f"{self.who}: the reply stream from {self.url} ended before a finish_reason"

@@ -21,6 +21,7 @@ from duels.players.context import (
 )
 from tests.duels.players.loopback import (
     LoopbackServer,
+    connection_reset,
     context_overflow,
     loopback_player,
     reply,
@@ -126,6 +127,9 @@ def test_a_prompt_that_fills_the_window_is_the_models_failure_and_nothing_is_sen
     # again whole, it gives its reason like any error outside a stream.
     pytest.param((silent_stream(), context_overflow()), id="inside-a-stream"),
     pytest.param((stream_drop(after=0), context_overflow()), id="a-stream-cut-before-a-word"),
+    # ... and the pooled connection the whole request goes out on is the one being reset.
+    pytest.param((silent_stream(), connection_reset(), context_overflow()),
+                 id="asked-again-on-a-dropped-connection"),
 ])
 def test_a_reported_overflow_is_classified_alike_inside_and_outside_a_stream(faults):
     with LoopbackServer() as server:
