@@ -1,6 +1,6 @@
 """The real local model on this machine: throughput and the prompt cache's effect.
 
-    python benchmarks/local_model_bench.py [--turns 6] [--threads N]
+    python benchmarks/local_model_bench.py [--turns 6] [--threads N] [--duel]
 
 Starts SmolLM2-135M-Instruct behind llama-cpp-python (`manage.py local_model install smollm2`
 first) and drives it through EnvDuels' own `openai_compatible` adapter with a solver
@@ -13,6 +13,10 @@ from the server's own timings (its log's `prompt eval time` and `eval time` per 
   (nothing to reuse); the ratio of their prompt-processing times and of their wall times;
 - the share of a turn's wall time spent in prompt processing, without the cache.
 
+With `--duel`, also a whole duel of the real model against builtin-rookie (one seed a
+condition, a 2,048-token window, in a temporary installation): its wall time, the share of it the
+server spent processing prompts and generating, and the overall rates.
+
 On a shared machine run it when the load is low (`uptime`): the ratios hold, the rates do not.
 """
 
@@ -22,11 +26,14 @@ import argparse
 import os
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "envduels_site.settings")
+if "--duel" in sys.argv:  # a throwaway installation, prepared before Django reads its settings
+    os.environ["ENVDUELS_VAR_DIR"] = tempfile.mkdtemp(prefix="envduels-local-bench-")
 
 import django  # noqa: E402
 
@@ -74,11 +81,53 @@ def timed(player: OpenAIPlayer, timings: Timings, messages: list[dict]) -> tuple
     return wall, timings.next()
 
 
+def duel_bench(*, threads: int | None) -> None:
+    """One duel of the real model against builtin-rookie, timed; figures from the server log."""
+    from duels.engine.duels import duel_create, duel_result
+    from duels.engine.scheduler import duel_run
+    from duels.local_models.players import local_model_register
+    from duels.models import Episode, Player
+    from duels.services.players import player_seed_builtin
+    from tests.helpers.installation import migrated_installation
+
+    migrated_installation(Path(os.environ["ENVDUELS_VAR_DIR"]))
+    player_seed_builtin()
+    server = local_model_start(name="smollm2", context=2048, threads=threads)
+    try:
+        local = local_model_register(name="smollm2", base_url=server.base_url,
+                                     context_window=server.context_window)
+        duel = duel_create(a=local, b=Player.objects.get(name="builtin-rookie"), attempts=1)
+        started = time.monotonic()
+        duel = duel_run(duel=duel)
+        wall = time.monotonic() - started
+    finally:
+        local_model_stop(server)
+    text = server.log_path.read_text(errors="replace")
+    prompt = [(float(ms), int(n)) for kind, ms, n in TIMING.findall(text) if kind == "prompt eval"]
+    generated = [(float(ms), int(n)) for kind, ms, n in TIMING.findall(text) if kind == "eval"]
+    prompt_ms, prompt_tokens = sum(ms for ms, _ in prompt), sum(n for _, n in prompt)
+    eval_ms, eval_tokens = sum(ms for ms, _ in generated), sum(n for _, n in generated)
+    result = duel_result(duel=duel)
+    plays = Episode.objects.filter(duel=duel, solver=local)
+    print(f"duel {duel.status} in {wall:.0f} s: {len(prompt)} model calls; the server spent "
+          f"{prompt_ms / 1000 / wall:.0%} of the wall time processing prompts and "
+          f"{eval_ms / 1000 / wall:.0%} generating")
+    print(f"prompt processing {prompt_tokens:,} tokens at {prompt_tokens / prompt_ms * 1000:.0f} "
+          f"tokens/s; generation {eval_tokens:,} tokens at {eval_tokens / eval_ms * 1000:.1f} "
+          "tokens/s")
+    print(f"SmolLM2 as setter: {result['a']['forfeit_reason'] or 'admitted'}; as solver: "
+          + ", ".join(f"{play.condition} {play.end_reason} after {play.steps} steps"
+                      for play in plays))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=6)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--duel", action="store_true")
     options = parser.parse_args()
+    if options.duel:
+        duel_bench(threads=options.threads)
     server = local_model_start(name="smollm2", context=4096, threads=options.threads)
     try:
         player = OpenAIPlayer(provider="openai_compatible", name="bench", model=server.model.model,
