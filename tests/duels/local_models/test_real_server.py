@@ -6,20 +6,30 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
+from duels.local_models.install import local_model_ready
 from duels.local_models.players import local_model_register
+from duels.local_models.server import server_models
 from duels.models import Condition, EndReason, Environment, Episode, ModelCall, Status
 from duels.players import player_client, prompts
 from duels.players.actions import TEXT
 from duels.players.context import ContextOverflow
 from duels.players.template_echo import reply_action
+from tests.helpers.installation import migrated_installation
 from tests.helpers.local_model import NAME, local_model_server  # noqa: F401 (a fixture)
+from tests.helpers.parts import need
 from tests.helpers.studies import builtin_players, study_run, study_sandbox  # noqa: F401
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -120,3 +130,26 @@ def test_a_tiny_study_with_the_real_model_in_the_field_runs_to_its_end(
             assert bool(step.action) != bool(step.format_error)
         if episode.end_reason == EndReason.CONTEXT_OVERFLOW:
             assert not episode.success and "1,100 tokens" in episode.error
+
+
+def test_serve_prints_its_json_once_it_answers_and_stops_the_server_on_sigterm(tmp_path):
+    """`manage.py local_model serve smollm2 --json` in its own installation: one JSON line
+    once the server answers, the player registered there, and SIGTERM stops both."""
+    need(local_model_ready(name=NAME) is not None,
+         f"the local model {NAME} is not installed: run `python manage.py local_model install "
+         f"{NAME}`")
+    migrated_installation(tmp_path)
+    env = {**os.environ, "ENVDUELS_VAR_DIR": str(tmp_path)}
+    env.pop("DATABASE_URL", None)
+    command = subprocess.Popen(
+        [sys.executable, "manage.py", "local_model", "serve", NAME, "--json"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        printed = json.loads(command.stdout.readline())
+        assert printed["player"] == "local-smollm2" and printed["model"] == "SmolLM2-135M-Instruct"
+        assert printed["base_url"].startswith("http://127.0.0.1:")
+        assert server_models(printed["base_url"]) is not None  # it answers already
+    finally:
+        command.send_signal(signal.SIGTERM)
+        assert command.wait(timeout=30) == 0, command.stderr.read()[-2000:]
+    assert server_models(printed["base_url"], timeout=1) is None  # the server went with it
