@@ -39,12 +39,15 @@ from duels.models import (
 )
 from duels.players import player_client, prompts
 from duels.players.base import Completion, Message, PlayerError
+from duels.players.context import ContextOverflow
 from sandbox_runner import SandboxUnavailable
 from sandbox_runner.versions import sandbox_python_version
 
 logger = logging.getLogger(__name__)
 
-SETTER_MAX_TOKENS = 8192
+SETTER_MAX_TOKENS = 8192  # lowered to the player's context window (duels.players.context)
+# A repair request that overflows the window quotes this much of each end of the answer.
+REPAIR_QUOTE_CHARS = 600
 # Failures of the infrastructure, not of the environment: they propagate, to be retried.
 AUTHORING_INFRASTRUCTURE_ERRORS = (CostCapReached, PlayerError, SandboxUnavailable,
                                    OperationalError, InterfaceError)
@@ -153,22 +156,45 @@ def setter_answer(*, ledger: SetterLedger, player: Player,
     A PlayerError (the provider still failing after the player's retries) is an infrastructure
     fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py).
     """
-    completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.SETTER,
-                                    messages=messages)
+    try:
+        completion, call = _setter_call(ledger=ledger, player=player,
+                                        role=ModelCall.Role.SETTER, messages=messages)
+    except ContextOverflow as overflow:
+        return SetterReply(None, f"the setter prompt does not fit the model's context window "
+                                 f"(give the player a larger context_window): {overflow}", None)
     try:
         answer = prompts.parse_setter_answer(completion.text, reasoning=completion.thinking)
         return SetterReply(answer, "", call)
     except prompts.SetterFormatError as first_error:
-        repair = [*messages, {"role": "assistant", "content": completion.text},
-                  prompts.repair_message(error=str(first_error))]
-    completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.REPAIR,
-                                    messages=repair)
+        problem = str(first_error)
+    # The repair quotes the earlier answer; when that overflows the window, only its ends.
+    for earlier in (completion.text, repair_quote(completion.text)):
+        repair = [*messages, {"role": "assistant", "content": earlier},
+                  prompts.repair_message(error=problem)]
+        try:
+            completion, call = _setter_call(ledger=ledger, player=player,
+                                            role=ModelCall.Role.REPAIR, messages=repair)
+            break
+        except ContextOverflow as overflow:
+            overflowed = overflow
+    else:
+        return SetterReply(None, f"malformed answer ({problem}), and the repair request does "
+                                 f"not fit the model's context window: {overflowed}", None)
     try:
         answer = prompts.parse_setter_answer(completion.text, reasoning=completion.thinking)
         return SetterReply(answer, "", call)
     except prompts.SetterFormatError as second_error:
         return SetterReply(None, f"malformed answer after one repair request: {second_error}",
                            None)
+
+
+def repair_quote(text: str, *, keep: int = REPAIR_QUOTE_CHARS) -> str:
+    """The earlier answer as a repair quotes it when the whole one overflows: its first and
+    last `keep` characters around a note of what was left out."""
+    if len(text) <= 2 * keep:
+        return text
+    left_out = len(text) - 2 * keep
+    return f"{text[:keep]}\n[… {left_out:,} characters of your answer left out …]\n{text[-keep:]}"
 
 
 def setter_python_version() -> str:

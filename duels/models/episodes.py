@@ -63,6 +63,9 @@ class EndReason(models.TextChoices):
     TOKEN_BUDGET = "token_budget", "token budget spent"
     TIME_BUDGET = "time_budget", "time budget spent"
     COST_CAP = "cost_cap", "cost cap reached"
+    # The conversation outgrew the solver's context window: the model's failure of the episode
+    # (duels.players.context), counted as not passed like a step limit.
+    CONTEXT_OVERFLOW = "context_overflow", "context window full"
     # An environment fault (its code raised, timed out, ran out of memory or output, or replayed
     # differently): the setter's responsibility, counted as not passed.
     ENV_ERROR = "env_error", "environment fault"
