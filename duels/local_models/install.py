@@ -6,8 +6,9 @@ Layout under ENVDUELS_CACHE_DIR (default ~/.cache/envduels):
     build-logs/                  the compiler's output, when a wheel had to be built
     local-models/<name>/         one virtualenv per model, marked `ready` once complete
 
-The server's wheel is compiled (pip wheel, 25-60 minutes on 2 busy cores) only when `wheels/`
-holds no wheel of the pinned version for this interpreter; every later install, on this machine
+The server's wheel is compiled (pip wheel, about 5 minutes on 2 cores, more when busy) only
+when `wheels/` holds no wheel of the pinned version for this interpreter; every later install,
+on this machine
 or a CI runner that keeps the folder, reuses it. A virtualenv already installed with the same
 requirements and interpreter is reused as it is, so a second install takes seconds.
 """
@@ -119,7 +120,7 @@ def server_wheel(*, log: Log) -> tuple[Path, bool]:
             return wheel, False
         log_file = cache_dir() / "build-logs" / f"{SERVER_DISTRIBUTION}-{SERVER_VERSION}.log"
         log(f"compiling {SERVER_DISTRIBUTION} {SERVER_VERSION} (no wheel in {wheel_dir()}); "
-            f"this takes 25-60 minutes on 2 cores, output in {log_file}")
+            f"this takes about 5 minutes on 2 cores, more when busy, output in {log_file}")
         _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheel_dir()),
               f"{SERVER_DISTRIBUTION}=={SERVER_VERSION}"],
              what=f"compiling {SERVER_DISTRIBUTION}", timeout=COMPILE_TIMEOUT_S,

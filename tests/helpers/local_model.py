@@ -24,7 +24,7 @@ TEST_CONTEXT = 2048
 def local_model_server(tmp_path_factory) -> RunningServer:
     need(local_model_ready(name=NAME) is not None,
          f"the local model {NAME} is not installed: run `python manage.py local_model install "
-         f"{NAME}` (compiles llama-cpp-python once, 25-60 minutes on 2 cores)")
+         f"{NAME}` (compiles llama-cpp-python once, about 5 minutes on 2 cores, more when busy)")
     log = tmp_path_factory.mktemp("local-model") / "server.log"
     server = local_model_start(name=NAME, context=TEST_CONTEXT, log_path=log)
     yield server
