@@ -25,6 +25,7 @@ from duels.views import (
     episode_list,
     episodes,
     glossary,
+    panel_import,
     panels,
     players,
     replay_files,
@@ -85,6 +86,7 @@ urlpatterns = [
     *episodes.urlpatterns,
     *tournaments.urlpatterns,
     *studies.urlpatterns,
+    *panel_import.urlpatterns,
     *panels.urlpatterns,
     *glossary.urlpatterns,
 ]
