@@ -182,29 +182,47 @@ def panel_table_download(request: HttpRequest, panel_uuid: UUID, table: str,
 @require_GET
 @login_required
 def panel_compare(request: HttpRequest, panel_uuid: UUID) -> HttpResponse:
-    """Two evaluations of the panel side by side (`?before=<uuid>&after=<uuid>`; JSON with
-    `format=json`)."""
+    """Evaluations of the panel side by side (`?e=<uuid>&e=…`, or `?before=&after=`): per
+    version and seed who passed in which condition, filtered by `show` (`only=<uuid>` for
+    "only this one solved"); with two, their pass rates and changes, and the transfer figure
+    only when `checkpoints=1` says they are one player before and after training. JSON with
+    `format=json`."""
     from duels.panels.compare import evaluations_compare
+    from duels.panels.compare_grid import FILTERS, MAX_COMPARED, evaluations_grid, grid_json
 
     panel = panel_get(panel_uuid)
     evaluations = [row["evaluation"] for row in panel_evaluations(panel)]
-    chosen = {key: next((e for e in evaluations if str(e.uuid) == request.GET.get(key)), None)
-              for key in ("before", "after")}
-    comparison, problem = None, ""
-    if chosen["before"] and chosen["after"]:
+    by_uuid = {str(evaluation.uuid): evaluation for evaluation in evaluations}
+    asked = request.GET.getlist("e") or [request.GET[key] for key in ("before", "after")
+                                         if request.GET.get(key)]
+    chosen = [by_uuid.get(value) for value in asked[:MAX_COMPARED + 1]]
+    show = request.GET.get("show", "all")
+    checkpoints = request.GET.get("checkpoints") == "1"
+    grid, pair, problem = None, None, ""
+    if None in chosen:
+        problem = "Choose evaluations of this panel (one of the chosen is not)."
+    elif len(set(chosen)) != len(chosen):
+        problem = "Choose two different evaluations: one is chosen twice."
+    elif chosen:
         try:
-            comparison = evaluations_compare(before=chosen["before"], after=chosen["after"])
+            grid = evaluations_grid(evaluations=chosen, show=show,
+                                    only=by_uuid.get(request.GET.get("only", "")))
+            if len(chosen) == 2:
+                pair = evaluations_compare(before=chosen[0], after=chosen[1])
+                if not checkpoints:
+                    pair["transfer"] = None  # defined for one player before and after only
         except PanelError as error:
             problem = str(error)
-    elif request.GET.get("before") or request.GET.get("after"):
-        problem = "Choose two evaluations of this panel."
     if request.GET.get("format") == "json":
-        if comparison is None:
-            return JsonResponse({"error": problem or "choose ?before= and ?after="}, status=400)
-        return JsonResponse(comparison)
+        if grid is None:
+            return JsonResponse({"error": problem or "choose evaluations with ?e="},
+                                status=400)
+        return JsonResponse({**(pair or {}), **grid_json(grid), "panel": str(panel.uuid),
+                             "checkpoints": checkpoints})
     return render(request, "duels/panels/compare.html", {
-        "panel": panel, "evaluations": evaluations, "chosen": chosen,
-        "comparison": comparison, "problem": problem}, status=400 if problem else 200)
+        "panel": panel, "evaluations": evaluations, "chosen": chosen, "grid": grid,
+        "comparison": pair, "checkpoints": checkpoints, "filters": FILTERS, "show": show,
+        "problem": problem}, status=400 if problem else 200)
 
 
 urlpatterns = [
