@@ -18,6 +18,7 @@ from duels.services.access import (
     STUDY_CANCEL_DENIED,
     STUDY_START_DENIED,
     study_can_cancel,
+    study_can_publish,
     study_can_start,
 )
 from duels.studies.figures_cache import study_figures_state, study_figures_stored
@@ -57,6 +58,7 @@ def study_detail(request: HttpRequest, study_uuid: UUID) -> HttpResponse:
         "study": study, **page, "figures_at": page["computed_at"],
         "players": list(study.players.order_by("name")),
         "can_cancel": can_cancel,
+        "can_publish": study_can_publish(study=study, user=request.user),
         "tables": {name: label for name, (label, _) in TABLES.items()},
     }
     return render(request, "duels/studies/detail.html", context)
