@@ -42,3 +42,14 @@ def test_queues_of_a_study_s_or_a_panel_s_versions(client, staff, owner):
 
     missing = new_queue(client, name="no panel", source="panel")
     assert missing.status_code == 400 and "Choose the panel." in missing.content.decode()
+
+
+def test_the_environment_facet_offers_environments_by_title(client, owner, make):
+    """The episode list's environment filter is a picker (a datalist of titles), not a bare
+    uuid box; a chosen title's uuid filters as before."""
+    first = make.environment(title="Lantern <maze>")
+    client.force_login(owner)
+    page = client.get("/episodes/").content.decode()
+    assert 'list="environment-choices"' in page
+    assert f'<option value="{first.uuid}">Lantern &lt;maze&gt; · ' in page
+    assert client.get(f"/episodes/?environment={first.uuid}").status_code == 200
