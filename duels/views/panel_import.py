@@ -68,7 +68,7 @@ def panel_import_confirm(request: HttpRequest) -> HttpResponse:
         panel, preview = import_confirm(token=token, user=request.user)
     except PanelError as error:
         return render(request, "duels/panels/import.html", {
-            "form": PanelImportForm(), "problem": f"{error} — nothing was imported."},
+            "form": PanelImportForm(), "problem": str(error)},
             status=400)
     outcomes = (f"; {preview.snapshot.created} outside outcomes of "
                 f"{len(preview.snapshot.models)} models ({preview.snapshot.skipped} already "
