@@ -1,12 +1,13 @@
 """The original's files from the browser: an envduels-v1 export (zip or tar) and optionally its
 result snapshot, staged, previewed, then imported on a confirming POST.
 
-The preview runs the very imports `manage.py import DIR` and `manage.py import DIR --panel P`
-run (`panel_import`, `snapshot_import`: the same reads, hashes and sandbox validation) inside a
-transaction that is always rolled back, so what it shows is what the import would write, and
-nothing is written. The confirming POST runs them again, for real, on the same staged bytes,
-one after the other as the command line does. (On SQLite the preview's transaction holds the
-write lock while the classes are validated: about a second for the six-version example.)
+The preview runs the command line's own steps (`panel_import`'s reader, hashes and sandbox
+validation, each class validated before anything is written, then its writes and
+`snapshot_import`) inside a transaction that is always rolled back, so what it shows is what
+the import would write, and nothing is written; SQLite's write lock is held only for the short
+writes, never while classes are validated. The confirming POST then runs `panel_import` and
+`snapshot_import` themselves, one after the other as `manage.py import DIR` and `manage.py
+import DIR --panel P` do, on the same staged bytes.
 A staged upload belongs to the user who sent it and is removed once imported, refused or
 older than STAGE_SECONDS.
 """
@@ -27,12 +28,15 @@ from django.conf import settings
 from django.db import transaction
 
 from duels.engine.validation import environment_invalid_reason
-from duels.models import Evaluation, Panel
+from duels.models import Evaluation, Panel, PanelOrigin
 from duels.panels.archives import archive_unpacked, folder_with
 from duels.panels.errors import PanelError
-from duels.panels.imports import panel_import
+from duels.panels.imports import entry_validation, panel_entry_write, panel_import
+from duels.panels.manifest import manifest_sha256
 from duels.panels.selectors import panel_entries, panel_outcome_summary
 from duels.panels.snapshot import SnapshotReport, snapshot_import
+from duels.panels.v1_read import ExportEntry, export_read
+from sandbox_runner import SandboxUnavailable
 
 STAGE_SECONDS = 3600
 TOKEN = re.compile(r"^[A-Za-z0-9_-]{22}$")
@@ -136,41 +140,81 @@ def import_discard(*, token: str) -> None:
         shutil.rmtree(_stage_root() / token, ignore_errors=True)
 
 
+def _export_checked(root: Path) -> tuple[list[ExportEntry], str, Panel | None, list | None]:
+    """`panel_import`'s reads and sandbox validation, in its order, run before any write (so
+    SQLite's write lock is never held while classes are validated): the entries, the manifest
+    hash, the panel already here with that hash, and each class's validation report."""
+    entries = export_read(root)
+    digest = manifest_sha256(entry.row for entry in entries)
+    existing = Panel.objects.filter(manifest_sha256=digest).first()
+    if existing is not None:
+        return entries, digest, existing, None
+    try:
+        return entries, digest, None, [entry_validation(entry) for entry in entries]
+    except SandboxUnavailable as error:
+        raise PanelError(f"no sandbox can validate the classes here ({error}); see "
+                         "docs/sandbox.md (nothing was imported)") from None
+
+
+def _export_written(entries: list[ExportEntry], digest: str, reports: list, name: str,
+                    user: Any) -> Panel:
+    """`panel_import`'s writes (inside the preview's transaction, which is rolled back)."""
+    panel = Panel.objects.create(name=name[:200], manifest_sha256=digest,
+                                 origin=PanelOrigin.IMPORT, created_by=user)
+    for position, (entry, report) in enumerate(zip(entries, reports, strict=True)):
+        panel_entry_write(panel=panel, position=position, entry=entry, report=report)
+    return panel
+
+
+def _versions_and_snapshot(folder: Path, stack: ExitStack, panel: Panel,
+                           preview: ImportPreview) -> None:
+    """The panel's versions into `preview`, then the snapshot's import on it (if any)."""
+    preview.versions = [{
+        "id": entry.entry_id, "author": entry.author, "domain": entry.domain,
+        "seeds": list(entry.benchmark_seeds), "hint_levels": entry.hint_levels,
+        "invalid_reason": "" if entry.environment.is_valid
+        else environment_invalid_reason(environment=entry.environment)}
+        for entry in panel_entries(panel)]
+    if not preview.has_snapshot:
+        return
+    try:
+        with open(folder / "snapshot", "rb") as stream:
+            snapshot_unpacked = stack.enter_context(archive_unpacked(
+                stream=stream, what="the snapshot archive"))
+        snapshot_root = folder_with(snapshot_unpacked, "run.json", what="the snapshot archive")
+        evaluated = set(Evaluation.objects.filter(panel=panel)
+                        .values_list("player__name", flat=True))
+        preview.snapshot = snapshot_import(root=snapshot_root, panel=panel,
+                                           evaluated=evaluated)
+    except PanelError as error:
+        preview.snapshot_refused = str(error)
+        raise
+    preview.outcomes = panel_outcome_summary(panel)
+
+
+def _export_unpacked(folder: Path, stack: ExitStack, preview: ImportPreview) -> Path:
+    try:
+        with open(folder / "archive", "rb") as stream:
+            unpacked = stack.enter_context(archive_unpacked(stream=stream,
+                                                            what="the export archive"))
+        return folder_with(unpacked, "manifest.json", what="the export archive")
+    except PanelError as error:
+        preview.refused = str(error)
+        raise
+
+
 def _run(folder: Path, meta: dict, preview: ImportPreview, user: Any) -> None:
-    """Both imports on the staged files, filling `preview`; PanelError says which refused."""
+    """Both imports for real, as the command line runs them, filling `preview`."""
     with ExitStack() as stack:
+        export_root = _export_unpacked(folder, stack, preview)
         try:
-            with open(folder / "archive", "rb") as stream:
-                unpacked = stack.enter_context(archive_unpacked(stream=stream,
-                                                                what="the export archive"))
-            export_root = folder_with(unpacked, "manifest.json", what="the export archive")
             panel, created = panel_import(root=export_root, name=meta["name"], user=user)
         except PanelError as error:
             preview.refused = str(error)
             raise
         preview.manifest_sha256 = panel.manifest_sha256
         preview.existing = None if created else panel
-        preview.versions = [{
-            "id": entry.entry_id, "author": entry.author, "domain": entry.domain,
-            "seeds": list(entry.benchmark_seeds), "hint_levels": entry.hint_levels,
-            "invalid_reason": "" if entry.environment.is_valid
-            else environment_invalid_reason(environment=entry.environment)}
-            for entry in panel_entries(panel)]
-        if preview.has_snapshot:
-            try:
-                with open(folder / "snapshot", "rb") as stream:
-                    snapshot_unpacked = stack.enter_context(archive_unpacked(
-                        stream=stream, what="the snapshot archive"))
-                snapshot_root = folder_with(snapshot_unpacked, "run.json",
-                                            what="the snapshot archive")
-                evaluated = set(Evaluation.objects.filter(panel=panel)
-                                .values_list("player__name", flat=True))
-                preview.snapshot = snapshot_import(root=snapshot_root, panel=panel,
-                                                   evaluated=evaluated)
-            except PanelError as error:
-                preview.snapshot_refused = str(error)
-                raise
-            preview.outcomes = panel_outcome_summary(panel)
+        _versions_and_snapshot(folder, stack, panel, preview)
 
 
 def import_preview(*, token: str, user: Any) -> ImportPreview:
@@ -180,9 +224,19 @@ def import_preview(*, token: str, user: Any) -> ImportPreview:
     preview = ImportPreview(token=token, name=meta["name"],
                             has_snapshot=(folder / "snapshot").is_file())
     try:
-        with transaction.atomic():
-            _run(folder, meta, preview, user)
-            raise _DryRun
+        with ExitStack() as stack:
+            export_root = _export_unpacked(folder, stack, preview)
+            try:
+                entries, digest, existing, reports = _export_checked(export_root)
+            except PanelError as error:
+                preview.refused = str(error)
+                raise
+            preview.manifest_sha256, preview.existing = digest, existing
+            with transaction.atomic():  # short: every class is validated already
+                panel = existing or _export_written(entries, digest, reports, meta["name"],
+                                                    user)
+                _versions_and_snapshot(folder, stack, panel, preview)
+                raise _DryRun
     except _DryRun:
         pass
     except PanelError:

@@ -65,7 +65,8 @@ class PanelImportBrowserTest(BrowserTestCase):
         self.page.set_input_files("#id_archive", archive(export, "example.zip"))
         if snapshot is not None:
             self.page.set_input_files("#id_snapshot", archive(snapshot, "snapshot.tar.gz"))
-        self.page.click("#panel-import-form button[type=submit]")
+        # The preview validates every class in the sandbox: it may take a while on a busy box.
+        self.page.click("#panel-import-form button[type=submit]", no_wait_after=True)
         self.page.wait_for_selector("#import-preview", timeout=120_000)
 
     def test_import_preview_then_evaluate_from_the_web_to_the_end(self):
@@ -79,7 +80,7 @@ class PanelImportBrowserTest(BrowserTestCase):
         rows = self.page.locator("#preview-versions tbody tr")
         assert rows.count() == len(manifest["environments"])
         assert nothing_written()
-        self.page.click("#import-confirm button.primary")
+        self.page.click("#import-confirm button.primary", no_wait_after=True)
         self.page.wait_for_selector("#panel-live", timeout=120_000)
         panel = Panel.objects.get()
         assert panel.entries.count() == len(manifest["environments"])
