@@ -50,9 +50,21 @@ class EpisodeFilterForm(forms.Form):
     evaluation = forms.ModelChoiceField(
         queryset=Evaluation.objects.select_related("player", "panel").order_by("-created_at"),
         to_field_name="uuid", required=False, label="Panel evaluation")
+    version = forms.UUIDField(
+        required=False, label="Version (uuid)", help_text="That exact environment only.",
+        widget=forms.TextInput(attrs={"size": 36, "placeholder": "uuid of an environment"}))
+    domain = forms.CharField(required=False, max_length=60)
+    seed = forms.IntegerField(required=False, min_value=-(2**31), max_value=2**31 - 1)
+    final = forms.BooleanField(required=False, label="Final versions only",
+                               help_text="Each study slot's last valid version.")
+    peers = forms.BooleanField(required=False, label="Peers only",
+                               help_text="The solver is not the environment's author.")
+    flipped = forms.BooleanField(required=False, label="Flipped by the hint",
+                                 help_text="Both plays of a solver and seed that failed "
+                                           "unhinted and passed hinted.")
 
     FACETS = ("solver", "setter", "condition", "outcome", "environment", "tournament", "study",
-              "evaluation")
+              "evaluation", "version", "domain", "seed", "final", "peers", "flipped")
 
     def filters(self) -> EpisodeFilters:
         data = self.cleaned_data if self.is_bound and self.is_valid() else {}
@@ -65,4 +77,7 @@ class EpisodeFilterForm(forms.Form):
             solver=uuid_of("solver"), setter=uuid_of("setter"),
             condition=data.get("condition") or "", outcome=data.get("outcome") or "",
             environment=data.get("environment"), tournament=uuid_of("tournament"),
-            study=uuid_of("study"), evaluation=uuid_of("evaluation"))
+            study=uuid_of("study"), evaluation=uuid_of("evaluation"),
+            version=data.get("version"), domain=(data.get("domain") or "").strip(),
+            seed=data.get("seed"), final=bool(data.get("final")),
+            peers=bool(data.get("peers")), flipped=bool(data.get("flipped")))

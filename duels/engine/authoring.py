@@ -134,6 +134,7 @@ def _setter_call(
         call = ModelCall.objects.create(
             **ledger.run, player=player, role=role, messages=_bounded_messages(messages),
             reply=text_bound(completion.text, limit=SETTER_REPLY_CHARS),
+            thinking=text_bound(completion.thinking or "", limit=SETTER_REPLY_CHARS),
             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
             latency_ms=completion.latency_ms, cost=cost,
         )
@@ -152,14 +153,16 @@ def setter_answer(*, ledger: SetterLedger, player: Player,
     completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.SETTER,
                                     messages=messages)
     try:
-        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
+        answer = prompts.parse_setter_answer(completion.text, reasoning=completion.thinking)
+        return SetterReply(answer, "", call)
     except prompts.SetterFormatError as first_error:
         repair = [*messages, {"role": "assistant", "content": completion.text},
                   prompts.repair_message(error=str(first_error))]
     completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.REPAIR,
                                     messages=repair)
     try:
-        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
+        answer = prompts.parse_setter_answer(completion.text, reasoning=completion.thinking)
+        return SetterReply(answer, "", call)
     except prompts.SetterFormatError as second_error:
         return SetterReply(None, f"malformed answer after one repair request: {second_error}",
                            None)

@@ -24,6 +24,9 @@ from duels.models import Player
 from duels.models.environments import version_name
 
 CHUNK_SIZE = 250  # rows per fetch: the export holds about one chunk at a time
+# Kinds whose rows can be large (a source of 64 KiB and a validation report of up to 256 KiB,
+# a class file of up to 272 KiB): fewer a fetch, so a chunk stays near 5 MB.
+LARGE_ROW_CHUNK_SIZE = {"environment": 16, "panel_entry": 16}
 
 
 BUILTIN_KINDS = builtin_kinds()
@@ -90,7 +93,8 @@ def exchange_records(kind: str, queryset: QuerySet, *,
         yield from _queue_records(queryset)
         return
     else:
-        rows = queryset.order_by("pk").values(*_values_paths(kind)).iterator(chunk_size=CHUNK_SIZE)
+        rows = queryset.order_by("pk").values(*_values_paths(kind)).iterator(
+            chunk_size=LARGE_ROW_CHUNK_SIZE.get(kind, CHUNK_SIZE))
     for row in rows:
         if kind in WITH_PLAYERS:
             record = {"kind": kind, "uuid": str(row.uuid)}

@@ -38,6 +38,9 @@ class ModelCall(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices)
     messages = models.JSONField(default=list)
     reply = models.TextField(blank=True)
+    # Reasoning the model returned apart from its reply (Anthropic thinking, reasoning_content);
+    # calls stored before this field existed have none.
+    thinking = models.TextField(blank=True)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(default=0)

@@ -31,11 +31,15 @@ from duels.engine.validation import environment_invalid_reason
 from duels.models import Evaluation, Panel, PanelOrigin
 from duels.panels.archives import archive_unpacked, folder_with
 from duels.panels.errors import PanelError
-from duels.panels.imports import entry_validation, panel_entry_write, panel_import
-from duels.panels.manifest import manifest_sha256
+from duels.panels.imports import (
+    entry_validation,
+    panel_entry_write,
+    panel_import,
+    panel_import_preview,
+)
 from duels.panels.selectors import panel_entries, panel_outcome_summary
 from duels.panels.snapshot import SnapshotReport, snapshot_import
-from duels.panels.v1_read import ExportEntry, export_read
+from duels.panels.v1_read import ExportEntry
 from sandbox_runner import SandboxUnavailable
 
 STAGE_SECONDS = 3600
@@ -141,19 +145,19 @@ def import_discard(*, token: str) -> None:
 
 
 def _export_checked(root: Path) -> tuple[list[ExportEntry], str, Panel | None, list | None]:
-    """`panel_import`'s reads and sandbox validation, in its order, run before any write (so
-    SQLite's write lock is never held while classes are validated): the entries, the manifest
-    hash, the panel already here with that hash, and each class's validation report."""
-    entries = export_read(root)
-    digest = manifest_sha256(entry.row for entry in entries)
-    existing = Panel.objects.filter(manifest_sha256=digest).first()
-    if existing is not None:
-        return entries, digest, existing, None
+    """`panel_import`'s checks (`panel_import_preview`: the reader, the hashes) and its sandbox
+    validation, run before any write (so SQLite's write lock is never held while classes are
+    validated): the entries, the manifest hash, the panel already here with that hash, and
+    each class's validation report."""
+    checked = panel_import_preview(root=root)
+    if checked.existing is not None:
+        return checked.entries, checked.manifest_sha256, checked.existing, None
     try:
-        return entries, digest, None, [entry_validation(entry) for entry in entries]
+        reports = [entry_validation(entry) for entry in checked.entries]
     except SandboxUnavailable as error:
         raise PanelError(f"no sandbox can validate the classes here ({error}); see "
                          "docs/sandbox.md (nothing was imported)") from None
+    return checked.entries, checked.manifest_sha256, None, reports
 
 
 def _export_written(entries: list[ExportEntry], digest: str, reports: list, name: str,

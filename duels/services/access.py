@@ -75,6 +75,15 @@ def duel_can_start(*, user: AbstractBaseUser | AnonymousUser) -> bool:
     return cached
 
 
+PLAYER_SIZE_DENIED = ("Only operators and staff set a player's size. Ask staff to add you: "
+                      "manage.py operators add YOUR_USERNAME.")
+
+
+def player_can_set_size(*, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Operators and staff may enter a player's size (it feeds a finding, not a score)."""
+    return duel_can_start(user=user)
+
+
 STUDY_START_DENIED = (
     "Only operators start studies. Ask staff to add you: "
     "manage.py operators add YOUR_USERNAME (or the operators group in /admin/)."

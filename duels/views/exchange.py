@@ -18,6 +18,7 @@ from duels.exchange.selectors import exchange_for_duels, exchange_for_environmen
 from duels.exchange.streams import ExportRequest, export_lines
 from duels.exchange.training import training_environment_records
 from duels.exchange.transfer import TransferImportError, transfer_import_csv
+from duels.exchange.untrusted import CSV_FILE, untrusted_stream
 from duels.forms import DuelFilterForm, EnvironmentFilterForm
 from duels.models import Condition
 from duels.panels.archives import MANIFEST, TAR, UNKNOWN, ZIP, upload_kind
@@ -126,7 +127,8 @@ def import_page(request: HttpRequest) -> HttpResponse:
             original_format = kind
         elif form.is_valid():
             try:
-                result = exchange_import(stream=form.cleaned_data["file"].file).summary()
+                stream = untrusted_stream(form.cleaned_data["file"].file, what="the file")
+                result = exchange_import(stream=stream).summary()
             except ExchangeImportError as exc:
                 # Shown in the box of the form that failed, as its field errors are.
                 form.add_error(None, f"{exc} — nothing was imported.")
@@ -136,7 +138,11 @@ def import_page(request: HttpRequest) -> HttpResponse:
             upload = transfer_form.cleaned_data["csv_file"].file
             upload.seek(0)
             try:
-                text = io.TextIOWrapper(upload, encoding="utf-8-sig", newline="")
+                data = upload.read(CSV_FILE.limit + 1)
+                if len(data) > CSV_FILE.limit:
+                    raise TransferImportError(f"the file is over {CSV_FILE.limit:,} bytes",
+                                              line=1)
+                text = io.StringIO(data.decode("utf-8-sig"), newline="")
                 report = transfer_import_csv(stream=text)
                 result = (
                     f"imported {report.created} transfer results; {report.skipped} already present"

@@ -21,7 +21,8 @@ from duels.models import Evaluation
 from duels.panels.errors import PanelError
 from duels.panels.figures_cache import panel_figures_stored
 from duels.panels.selectors import (
-    panel_entries,
+    PANEL_VERSIONS_PAGE,
+    panel_entries_listed,
     panel_evaluations,
     panel_get,
     panel_list,
@@ -34,6 +35,7 @@ from duels.services.access import (
     evaluation_can_cancel,
     evaluation_can_start,
 )
+from duels.studies.answer import answer_context
 from duels.studies.tables import table_grid
 from duels.views.analytics import table_csv_response
 from duels.views.common import cancel_confirmed, paginate
@@ -68,19 +70,21 @@ def _by_first_rank(models: list[dict]) -> list[dict]:
 def _detail_context(request: HttpRequest, panel, form: EvaluationForm | None = None) -> dict:
     level = _level(request)
     figures, current, levels = _ranking(panel, level)
+    versions = paginate(request, panel_entries_listed(panel), per_page=PANEL_VERSIONS_PAGE)
     entries = [{"entry": entry, "invalid_reason": "" if entry.environment.is_valid
                 else environment_invalid_reason(environment=entry.environment)}
-               for entry in panel_entries(panel)]
+               for entry in versions]
     can_start = evaluation_can_start(user=request.user)
     evaluations = panel_evaluations(panel)
     return {
         "live": not current or any(not row["evaluation"].is_done for row in evaluations),
-        "panel": panel, "entries": entries, "outcomes": panel_outcome_summary(panel),
+        "panel": panel, "entries": entries, "versions": versions,
+        "outcomes": panel_outcome_summary(panel),
         "evaluations": evaluations, "ranking": _by_first_rank(figures.get("models") or []),
         "results": results_by_version(figures), "new_solver": figures.get("new_solver"),
         "incomplete": sorted((figures.get("incomplete") or {}).items()),
         "ranking_current": current, "level": level, "levels": levels, "tables": TABLES,
-        "can_start": can_start,
+        "can_start": can_start, **answer_context(figures=figures),
         "form": form if form is not None else (EvaluationForm(panel=panel) if can_start
                                                else None),
     }
