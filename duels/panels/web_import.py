@@ -28,7 +28,7 @@ from django.conf import settings
 from django.db import transaction
 
 from duels.engine.validation import environment_invalid_reason
-from duels.models import Evaluation, Panel, PanelOrigin
+from duels.models import Panel, PanelOrigin
 from duels.panels.archives import archive_unpacked, folder_with
 from duels.panels.errors import PanelError
 from duels.panels.imports import (
@@ -186,10 +186,7 @@ def _versions_and_snapshot(folder: Path, stack: ExitStack, panel: Panel,
             snapshot_unpacked = stack.enter_context(archive_unpacked(
                 stream=stream, what="the snapshot archive"))
         snapshot_root = folder_with(snapshot_unpacked, "run.json", what="the snapshot archive")
-        evaluated = set(Evaluation.objects.filter(panel=panel)
-                        .values_list("player__name", flat=True))
-        preview.snapshot = snapshot_import(root=snapshot_root, panel=panel,
-                                           evaluated=evaluated)
+        preview.snapshot = snapshot_import(root=snapshot_root, panel=panel)
     except PanelError as error:
         preview.snapshot_refused = str(error)
         raise

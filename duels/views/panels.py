@@ -60,13 +60,6 @@ def _ranking(panel, level: str) -> tuple[dict, bool, list[str]]:
     return by_level.get(level) or {}, current, sorted(by_level)
 
 
-def _by_first_rank(models: list[dict]) -> list[dict]:
-    """The ranking's rows in the order of its first "#" column (canonical solve), equal ranks
-    and unranked rows in name order: the page reads top to bottom as its first rank does."""
-    return sorted(models, key=lambda row: (row.get("canonical_rank") is None,
-                                           row.get("canonical_rank") or 0, row["model"]))
-
-
 def _detail_context(request: HttpRequest, panel, form: EvaluationForm | None = None) -> dict:
     level = _level(request)
     figures, current, levels = _ranking(panel, level)
@@ -80,7 +73,7 @@ def _detail_context(request: HttpRequest, panel, form: EvaluationForm | None = N
         "live": not current or any(not row["evaluation"].is_done for row in evaluations),
         "panel": panel, "entries": entries, "versions": versions,
         "outcomes": panel_outcome_summary(panel),
-        "evaluations": evaluations, "ranking": _by_first_rank(figures.get("models") or []),
+        "evaluations": evaluations, "ranking": figures.get("models") or [],
         "results": results_by_version(figures), "new_solver": figures.get("new_solver"),
         "incomplete": sorted((figures.get("incomplete") or {}).items()),
         "ranking_current": current, "level": level, "levels": levels, "tables": TABLES,
