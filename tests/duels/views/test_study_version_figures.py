@@ -24,7 +24,7 @@ def test_every_version_page_shows_the_rate_of_its_own_counts(owner_client):
     checked = 0
     for environment in Environment.objects.filter(study=study):
         page = owner_client.get(f"/environments/{environment.uuid}/").content.decode()
-        top = page.split('id="study-version"')[1].split("</p>", 3)[2]
+        top = page.split('id="study-version"')[1].split("</section>")[0]
         for label in ("Unhinted", "Hinted"):
             shown, passed, attempted = re.search(
                 label + r'</a> <strong class="num">([^<]*)</strong> '
