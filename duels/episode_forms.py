@@ -4,10 +4,29 @@ search's results."""
 from __future__ import annotations
 
 from django import forms
+from django.utils.html import format_html, format_html_join
 
 from duels.forms import PlayerChoiceField, blank_choices
-from duels.models import Condition, Evaluation, Player, Study, Tournament
+from duels.models import Condition, Environment, Evaluation, Player, Study, Tournament
 from duels.selectors.episode_list import OUTCOMES, EpisodeFilters
+
+PICKER_ENVIRONMENTS = 200  # the newest environments the picker offers (any uuid still works)
+
+
+class EnvironmentPicker(forms.TextInput):
+    """A uuid box that offers the newest environments by title as you type (a `<datalist>`:
+    no JavaScript; any other environment's uuid can still be pasted)."""
+
+    def render(self, name, value, attrs=None, renderer=None):
+        attrs = {**(attrs or {}), "list": f"{name}-choices"}
+        choices = (Environment.objects.select_related("author").order_by("-created_at", "-pk")
+                   .only("uuid", "title", "author__name")[:PICKER_ENVIRONMENTS])
+        options = format_html_join("", '<option value="{}">{} · {}</option>', (
+            (environment.uuid, environment.title[:80],
+             environment.author.name if environment.author_id else "a person")
+            for environment in choices))
+        return format_html('{}<datalist id="{}-choices">{}</datalist>',
+                           super().render(name, value, attrs, renderer), name, options)
 
 
 class EpisodeFilterForm(forms.Form):
@@ -20,9 +39,9 @@ class EpisodeFilterForm(forms.Form):
         choices=blank_choices([(key, label) for key, (label, _) in OUTCOMES.items()]),
         required=False)
     environment = forms.UUIDField(
-        required=False, label="Environment (uuid)",
+        required=False, label="Environment",
         help_text="Any copy of a design: every copy's episodes are listed.",
-        widget=forms.TextInput(attrs={"size": 36, "placeholder": "uuid of an environment"}))
+        widget=EnvironmentPicker(attrs={"size": 36, "placeholder": "type a title or a uuid"}))
     tournament = forms.ModelChoiceField(queryset=Tournament.objects.order_by("-created_at"),
                                         to_field_name="uuid", required=False)
     study = forms.ModelChoiceField(queryset=Study.objects.order_by("-created_at"),

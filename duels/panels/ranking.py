@@ -36,7 +36,9 @@ class PanelRows:
     versions: list[FieldVersion]
     plays: list[FieldPlay]
     models: list[FieldModel]
-    new_solver: str | None  # the newest evaluated player: every hint gain is compared with it
+    # The first player evaluated here (the oldest evaluation): every hint gain is compared with
+    # it, a baseline that stays put as more players are evaluated.
+    new_solver: str | None
     incomplete: dict[str, int]  # per model, plays ended without a result (never counted)
 
 
@@ -100,7 +102,7 @@ def panel_rows(*, panel: Panel, hint_level: int = 1) -> PanelRows:
               + [FieldModel(name=name, evaluated=True) for name in sorted(set(evaluated))
                  if name not in imported])
     return PanelRows(versions=versions, plays=plays, models=models,
-                     new_solver=evaluated[-1] if evaluated else None,
+                     new_solver=evaluated[0] if evaluated else None,
                      incomplete=dict(incomplete))
 
 

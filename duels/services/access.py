@@ -37,6 +37,12 @@ def tournament_can_cancel(
 
 
 TOURNAMENT_PUBLISH_DENIED = "Only staff may publish a tournament as a static site."
+STUDY_PUBLISH_DENIED = "Only staff may publish a study as a static site."
+
+
+def study_can_publish(*, study: Study, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """True when `user` is staff (a published copy shows every play and figure)."""
+    return bool(user.is_authenticated and user.is_staff)
 
 
 def tournament_can_publish(

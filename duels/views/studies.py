@@ -18,6 +18,7 @@ from duels.services.access import (
     STUDY_CANCEL_DENIED,
     STUDY_START_DENIED,
     study_can_cancel,
+    study_can_publish,
     study_can_start,
 )
 from duels.studies.answer import answer_context
@@ -66,6 +67,7 @@ def study_detail(request: HttpRequest, study_uuid: UUID) -> HttpResponse:
                          players=study_player_uuids(study=study)),
         "players": list(study.players.order_by("name")),
         "can_cancel": can_cancel,
+        "can_publish": study_can_publish(study=study, user=request.user),
         "tables": {name: label for name, (label, _) in TABLES.items()},
     }
     return render(request, "duels/studies/detail.html", context)
