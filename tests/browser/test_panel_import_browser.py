@@ -51,17 +51,6 @@ def nothing_written() -> bool:
 
 
 class PanelImportBrowserTest(BrowserTestCase):
-    @classmethod
-    def setUpClass(cls):
-        # The server process is forked from this one and validates classes in the sandbox: it
-        # must not inherit a sandbox supply whose starting threads (an earlier test's) do not
-        # exist after the fork, or its first validation waits on them forever.
-        from sandbox_runner import pool
-
-        pool.POOL.shutdown()
-        pool.POOL = pool.WarmPool()
-        super().setUpClass()
-
     def setUp(self):
         super().setUp()
         need(sandbox_works(), "no sandbox backend works here")
