@@ -46,8 +46,15 @@ $(STATIC_MANIFEST): $(STATIC_SOURCES) | $(STAMP)
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	@touch $@
 
+# LOCAL_MODEL=smollm2 adds a real model to the demo: installed into its cached virtualenv
+# (ENVDUELS_CACHE_DIR; the first install compiles llama-cpp-python), served on 127.0.0.1 as the
+# player local-smollm2 and queued in one duel against builtin-rookie (docs/players.md).
+LOCAL_MODEL ?=
 run: install $(STATIC_MANIFEST)
 	$(BIN)/python manage.py setup_local
+	$(if $(LOCAL_MODEL),$(BIN)/python manage.py local_model install $(LOCAL_MODEL))
+	$(if $(LOCAL_MODEL),$(BIN)/python manage.py local_model serve $(LOCAL_MODEL) --demo & \
+		trap 'kill $$! 2>/dev/null' EXIT;) \
 	ENVDUELS_BUILTIN_LATENCY_MS=$(ENVDUELS_BUILTIN_LATENCY_MS) \
 		$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
 

@@ -15,6 +15,9 @@ REPLY_CHARS = 16_000  # a solver's reply to one observation (Step.reply), a chec
 THINKING_CHARS = 32_000  # a model's reasoning for one reply (Step.thinking)
 OBSERVATION_CHARS = 64 * 1024  # an environment's answer (the sandbox caps it too)
 SETTER_REPLY_CHARS = 100_000  # a setter's whole answer (ModelCall.reply): code, hint, prose
+# An environment's source in bytes, wherever it comes from: a setter's answer, validation, an
+# imported file (docs/security.md).
+SOURCE_BYTES = 64 * 1024
 SOURCE_CHARS = 80_000  # an environment's source (validation refuses more than 64 KiB anyway)
 HINT_CHARS = 4_000  # a privileged hint (Hint.text)
 ERROR_CHARS = 4_000  # why an episode ended in error (Episode.error)

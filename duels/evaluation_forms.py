@@ -9,6 +9,7 @@ from django import forms
 from duels.models import Panel, Player
 from duels.panels.errors import PanelError
 from duels.panels.evaluation import MAX_CONCURRENCY, EvaluationPlan, evaluation_plan
+from duels.selectors.players import player_callable
 
 
 class PlayerField(forms.ModelChoiceField):
@@ -17,7 +18,7 @@ class PlayerField(forms.ModelChoiceField):
 
 
 class EvaluationForm(forms.Form):
-    player = PlayerField(queryset=Player.objects.order_by("name"), to_field_name="uuid",
+    player = PlayerField(queryset=player_callable(), to_field_name="uuid",
                          help_text="It plays every version, seed and condition it has not "
                                    "played yet.")
     seeds_per_environment = forms.IntegerField(

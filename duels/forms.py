@@ -7,6 +7,7 @@ from django import forms
 from duels.models import EnvironmentStatus, Outcome, Player, Status
 from duels.selectors.duels import PLAYER_OUTCOMES, DuelFilters
 from duels.selectors.environments import ENVIRONMENT_SORTS, EnvironmentFilters
+from duels.selectors.players import player_callable
 
 
 class PlayerChoiceField(forms.ModelChoiceField):
@@ -144,11 +145,11 @@ class DuelTriggerForm(forms.Form):
     """Two players, attempts per condition, observe mode and a cost cap for one ad-hoc duel."""
 
     a = PlayerChoiceField(
-        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player A",
+        queryset=player_callable(), to_field_name="uuid", label="Player A",
         widget=forms.Select(attrs=_CHECKS),
     )
     b = PlayerChoiceField(
-        queryset=Player.objects.order_by("name"), to_field_name="uuid", label="Player B",
+        queryset=player_callable(), to_field_name="uuid", label="Player B",
         widget=forms.Select(attrs=_CHECKS),
     )
     attempts = forms.IntegerField(

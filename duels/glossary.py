@@ -170,6 +170,13 @@ GLOSSARY: tuple[Term, ...] = (
          "How much the hint raised the pass rate of the solvers other than the version's author, "
          "over their matched seeds.",
          "mean over every peer's matched pairs, pooled, of (passed hinted − passed unhinted)"),
+    Term("hint_mattered", "where the hint mattered",
+         "Where a version's hint changed what solvers did: the step at which a peer's hinted and "
+         "unhinted plays of the same seed part ways, most often over the field, with how many of "
+         "the matched pairs parted there.",
+         "step = the most common (earliest of equals) first step whose action differs between a "
+         "pair's plays, or where only one went on; pairs = matched peer pairs; parted = pairs "
+         "that part at that step"),
     Term("study_design", "design",
          "How well a model's own final versions separate the field: their peer discrimination, "
          "balanced over domains.",
@@ -182,6 +189,35 @@ GLOSSARY: tuple[Term, ...] = (
          "A model's place by canonical solve, direct common-panel solve or design: 1 for the "
          "highest value, ties by name; no rank where the figure is undefined.",
          "rank = 1 + #{models with a higher value} (ties ordered by name)"),
+    Term("shared_rank", "shared rank",
+         "A model's place by a figure on the pages and in the headline: equal figures share a "
+         "rank and the next rank skips (1, 1, 3).",
+         "rank = 1 + #{models with a strictly higher value} (values compared at 12 significant "
+         "digits)"),
+    Term("rank_range", "rank range",
+         "The places a model could hold given the figures' 95% intervals: from one below the "
+         "models significantly ahead of it to one above those significantly behind; equal "
+         "figures have equal ranges.",
+         "[1 + #{j : low_j > high_i}, n − #{j : high_j < low_i}], widened to the shared rank "
+         "and to the widest range among equal figures"),
+    Term("different_share", "best solver ≠ best setter",
+         "The share of resamples in which no model leads both canonical solve and design: how "
+         "sure the study is that its best solver and its best setter are different models.",
+         "#{r : leaders of canonical solve in r ∩ leaders of design in r = ∅} / #{r : both "
+         "defined}"),
+    Term("solver_hint_gain", "gain from others' hints",
+         "A solver's figure: how much a model's own pass rate rose with the other setters' "
+         "hints on their final versions; it says nothing of the model's own hints (that is "
+         "its hint authoring).",
+         "mean over matched pairs on others' final versions of (passed hinted − passed "
+         "unhinted)"),
+    Term("setter_score_final", "setter score of final versions",
+         "A setter's figure: the mean setter score its peers gave its final versions.",
+         "mean over the model's final versions v of p_h(v) · (1 − p_u(v)), peers pooled"),
+    Term("hardening_p_unhinted_change", "hardening change for a setter",
+         "A setter's figure: its final versions' unhinted pass rate minus its first "
+         "versions', over its revised slots; negative when hardening made them harder.",
+         "mean over the model's revised slots of (p_u(final) − p_u(first))"),
     Term("hardening_change", "hardening change",
          "What hardening changed: each revised version's figure (unhinted pass rate, setter "
          "score, peer discrimination) minus its parent's, over the slots with a revision; first "

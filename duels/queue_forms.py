@@ -12,7 +12,7 @@ from django.http import QueryDict
 
 from duels.episode_forms import EpisodeFilterForm
 from duels.forms import EnvironmentFilterForm, filter_form_problems
-from duels.models import QuestionKind, QueueKind, Rubric, Tournament
+from duels.models import Panel, QuestionKind, QueueKind, Rubric, Study, Tournament
 from duels.services.queues import MAX_GUIDELINES, QueueSelection
 from duels.services.rubrics import RubricError, rubric_clean_questions
 from duels.training_set_forms import TrainingSetForm
@@ -87,6 +87,8 @@ class RubricForm(forms.Form):
 SOURCE_LABELS = {
     "environments": "designs from the environments list",
     "tournament": "designs a tournament played",
+    "study": "a study's versions",
+    "panel": "a panel's versions",
     "training_set": "designs of a curated training set",
     "episodes": "episodes from the episode list",
     "steps": "steps a transcript search finds",
@@ -118,6 +120,12 @@ class QueueForm(forms.Form):
                   "Empty: every design or episode.")
     tournament = forms.ModelChoiceField(queryset=Tournament.objects.order_by("-created_at"),
                                         to_field_name="uuid", required=False)
+    study = forms.ModelChoiceField(queryset=Study.objects.defer("figures")
+                                   .order_by("-created_at"), to_field_name="uuid",
+                                   required=False, help_text="For “a study's versions”.")
+    panel = forms.ModelChoiceField(queryset=Panel.objects.order_by("-created_at"),
+                                   to_field_name="uuid", required=False,
+                                   help_text="For “a panel's versions”.")
     guidelines = forms.CharField(
         required=False, max_length=MAX_GUIDELINES,
         help_text="What annotators read before their first item: what to look for, how to "
@@ -154,6 +162,12 @@ class QueueForm(forms.Form):
                 _check(form, "Filters")
             return QueueSelection(source=source, episodes=form.filters(), search=words,
                                   described=described)
+        if source in ("study", "panel"):
+            chosen = data.get(source)
+            if chosen is None:
+                raise forms.ValidationError({source: f"Choose the {source}."})
+            return QueueSelection(source=source, **{source: chosen.uuid},
+                                  described={source: chosen.name})
         tournament = data.get("tournament")
         if tournament is None:
             raise forms.ValidationError({"tournament": "Choose the tournament."})

@@ -7,7 +7,7 @@ the other for it.
 
 from __future__ import annotations
 
-from duels.models import Condition, Duel, Episode
+from duels.models import Condition, Duel, EndReason, Episode, Status
 from duels.scoring import DuelScore, duel_score_from_episodes, episode_passed
 
 SCORE_FIELDS = ("p_unhinted", "p_hinted", "setter_score", "flips")
@@ -16,7 +16,12 @@ SCORE_FIELDS = ("p_unhinted", "p_hinted", "setter_score", "flips")
 def duel_score_stored(*, duel: Duel) -> DuelScore:
     """Score the duel from its forfeit and void flags and stored episodes (the one scoring
     rule)."""
-    episodes = Episode.objects.filter(duel=duel).values_list(
+    # Only results count: an episode still to play, cancelled, or ended by an infrastructure
+    # fault is no one's result, so a side none of whose episodes ended has no pass rate (null),
+    # never 0.0.
+    episodes = Episode.objects.filter(duel=duel).exclude(
+        status__in=(Status.PENDING, Status.RUNNING, Status.CANCELLED)).exclude(
+        end_reason=EndReason.INFRA_ERROR).values_list(
         "environment_id", "condition", "seed", "status", "success")
     return duel_score_from_episodes(
         forfeit_a=bool(duel.forfeit_a), forfeit_b=bool(duel.forfeit_b),

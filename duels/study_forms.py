@@ -8,6 +8,7 @@ from django import forms
 
 from duels.models import Player
 from duels.models.studies import MAX_HARDEN_ROUNDS
+from duels.selectors.players import player_callable
 from duels.studies.creation import (
     MAX_CONCURRENCY,
     MAX_PER_AUTHOR,
@@ -24,7 +25,7 @@ class PlayersField(forms.ModelMultipleChoiceField):
 
 
 class StudyForm(forms.Form):
-    players = PlayersField(queryset=Player.objects.order_by("name"), to_field_name="uuid",
+    players = PlayersField(queryset=player_callable(), to_field_name="uuid",
                            widget=forms.CheckboxSelectMultiple,
                            help_text="Every player writes environments and plays every version.")
     per_author = forms.IntegerField(min_value=1, max_value=MAX_PER_AUTHOR, initial=2,

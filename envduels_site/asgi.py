@@ -15,13 +15,16 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from duels.routing import websocket_urlpatterns  # noqa: E402
+from envduels_site.handshakes import RetryLaterOnOutage  # noqa: E402
 from envduels_site.origins import ExactOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        # Origins must match exactly, port included (envduels_site/origins.py).
-        "websocket": ExactOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # Origins must match exactly, port included (envduels_site/origins.py); a database or
+        # Redis away closes a stream with 1013, which viewers retry (envduels_site/handshakes.py).
+        "websocket": RetryLaterOnOutage(ExactOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
     }
 )
 

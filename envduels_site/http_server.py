@@ -72,9 +72,10 @@ def web_body_limits() -> BodyLimits:
 
     return BodyLimits(
         default=settings.ENVDUELS_REQUEST_BODY_MAX_KB * KIB,
-        larger=(("/import/", settings.ENVDUELS_IMPORT_UPLOAD_MAX_MB * MIB),),
+        larger=(("/import/", settings.ENVDUELS_IMPORT_UPLOAD_MAX_MB * MIB),
+                ("/panels/import/", settings.ENVDUELS_IMPORT_UPLOAD_MAX_MB * MIB)),
         larger_at_once=2,
-        advice=" (ENVDUELS_REQUEST_BODY_MAX_KB; an upload to /import/: "
+        advice=" (ENVDUELS_REQUEST_BODY_MAX_KB; an upload to /import/ or /panels/import/: "
                "ENVDUELS_IMPORT_UPLOAD_MAX_MB, or `manage.py import FILE` on the server)",
     )
 

@@ -373,6 +373,11 @@ ENVDUELS_EPISODE_TOKEN_BUDGET = env_int("ENVDUELS_EPISODE_TOKEN_BUDGET", 400_000
 ENVDUELS_EPISODE_TIME_BUDGET_SECONDS = env_int(
     "ENVDUELS_EPISODE_TIME_BUDGET_SECONDS", 1800, minimum=1
 )
+# Local models (manage.py local_model): the compiled inference-server wheel and one virtualenv
+# per model live here, outside the repository, so a second install takes seconds.
+ENVDUELS_CACHE_DIR = Path(
+    os.environ.get("ENVDUELS_CACHE_DIR", Path.home() / ".cache" / "envduels")
+)
 # Per-player concurrency slots are lock files here (shared by every process on this host).
 ENVDUELS_PLAYER_SLOT_DIR = Path(
     os.environ.get("ENVDUELS_PLAYER_SLOT_DIR", VAR_DIR / "player-slots")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 _EXPORTS = {
     "sandbox_runner.backends": ("BackendStatus", "available_backends", "backend_status",
                                 "get_backend", "resolve_backend"),
-    "sandbox_runner.errors": ("EnvCodeError", "SandboxCrashed", "SandboxError",
+    "sandbox_runner.errors": ("EnvCodeError", "EnvCrashed", "SandboxCrashed", "SandboxError",
                               "SandboxMemoryExceeded", "SandboxOutputExceeded", "SandboxTimeout",
                               "SandboxUnavailable"),
     "sandbox_runner.limits": ("SandboxLimits", "default_limits"),
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     )
     from sandbox_runner.errors import (
         EnvCodeError,
+        EnvCrashed,
         SandboxCrashed,
         SandboxError,
         SandboxMemoryExceeded,
@@ -44,10 +45,10 @@ if TYPE_CHECKING:
     from sandbox_runner.session import Sandbox, StepResult
 
 __all__ = [
-    "BackendStatus", "EnvCodeError", "Sandbox", "SandboxCrashed", "SandboxError", "SandboxLimits",
-    "SandboxMemoryExceeded", "SandboxOutputExceeded", "SandboxTimeout", "SandboxUnavailable",
-    "StepResult", "available_backends", "backend_status", "default_limits", "get_backend",
-    "open_sandbox", "resolve_backend",
+    "BackendStatus", "EnvCodeError", "EnvCrashed", "Sandbox", "SandboxCrashed", "SandboxError",
+    "SandboxLimits", "SandboxMemoryExceeded", "SandboxOutputExceeded", "SandboxTimeout",
+    "SandboxUnavailable", "StepResult", "available_backends", "backend_status", "default_limits",
+    "get_backend", "open_sandbox", "resolve_backend",
 ]
 
 

@@ -20,11 +20,17 @@ class SandboxOutputExceeded(SandboxError):
 
 
 class SandboxCrashed(SandboxError):
-    """The sandbox died unexpectedly; the message holds the exit status and stderr tail."""
+    """The sandbox was killed from outside (not by this host's limits, not by the environment),
+    or its launcher failed; the message holds the exit status and stderr tail."""
 
 
 class EnvCodeError(SandboxError):
     """The environment raised, or answered in a shape the contract does not allow."""
+
+
+class EnvCrashed(EnvCodeError):
+    """The environment ended or crashed its own process during a call (it exited, killed
+    itself, segfaulted, or closed its channel); the message shows how. The sandbox is gone."""
 
 
 class SandboxUnavailable(SandboxError):

@@ -193,3 +193,7 @@ def kill_started(future: Future[SandboxProcess]) -> None:
 
 POOL = WarmPool()
 atexit.register(POOL.shutdown)
+# A forked child (a test's live server, a worker started by fork) inherits the supply's futures
+# but not the threads starting them: it would wait on them forever. It starts with an empty
+# supply of its own instead; the parent's sandboxes stay the parent's.
+os.register_at_fork(after_in_child=POOL.__init__)

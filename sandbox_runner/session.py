@@ -16,6 +16,7 @@ from typing import Any
 from sandbox_runner.backends.base import SandboxProcess
 from sandbox_runner.errors import (
     EnvCodeError,
+    EnvCrashed,
     SandboxCrashed,
     SandboxError,
     SandboxMemoryExceeded,
@@ -151,7 +152,7 @@ class Sandbox:
                 "sandbox killed"))
         except StreamClosed:
             self.channel.drain_log(0.2)
-            self.fail(self.process.exit_error(self.channel.log_text))
+            self.fail(self.ended(op))
         except (ProtocolViolation, SandboxOutputExceeded, SandboxMemoryExceeded) as error:
             self.fail(error)
         except EnvCodeError:
@@ -159,6 +160,16 @@ class Sandbox:
         finally:
             self.environment_seconds += self.clock() - started
         raise AssertionError("unreachable")
+
+    def ended(self, op: str) -> SandboxError:
+        """Why the sandbox ended during `op`, as its launcher or engine tells (see
+        describe_exit). Before the module is loaded, a launcher that failed to set the sandbox
+        up looks the same as an environment ending itself at import, so an end during the load
+        stays a crash of the sandbox (validation runs it again, then refuses the environment)."""
+        error = self.process.exit_error(self.channel.log_text)
+        if op == "load" and isinstance(error, EnvCrashed):
+            return SandboxCrashed(str(error))
+        return error
 
     def over_total(self, op: str) -> SandboxTimeout:
         return SandboxTimeout(

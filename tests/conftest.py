@@ -24,6 +24,9 @@ def pytest_configure(config):
     """
     from django.conf import settings
 
+    config.addinivalue_line(
+        "markers", "local_model: needs the real local model (manage.py local_model install "
+        "smollm2); tests/helpers/local_model.py")
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     run_dir = Path(tempfile.mkdtemp(prefix=f"envduels-test-{worker}-"))
     config.envduels_run_dir = run_dir

@@ -251,8 +251,10 @@ class RssSample:
 def memory_flat(samples: Iterable[RssSample], *, warm_up_until: float,
                 tolerance: float = RSS_TOLERANCE) -> Invariant:
     """Every process that lived from the end of warm-up to the end of the run (and started in
-    its first half, so it had warmed up too) ended within `tolerance` of its RSS at warm-up,
-    and each role had at least one such process."""
+    its first half) ended within `tolerance` of its RSS once warmed up, and each role had at
+    least one such process. A process warms up as the run does, over `warm_up_until` seconds
+    from its own first sample: one restarted by a fault, on a loaded machine, may still be
+    importing when the run's warm-up ends."""
     series: dict[tuple[str, int], list[RssSample]] = defaultdict(list)
     for sample in samples:
         series[(sample.role, sample.pid)].append(sample)
@@ -260,7 +262,7 @@ def memory_flat(samples: Iterable[RssSample], *, warm_up_until: float,
     figures, problems, roles, all_roles = [], [], set(), set()
     for (role, pid), rows in sorted(series.items()):
         all_roles.add(role)
-        warm = [s for s in rows if s.at >= warm_up_until]
+        warm = [s for s in rows if s.at >= max(warm_up_until, rows[0].at + warm_up_until)]
         if not warm or rows[0].at > warm_up_until / 2 or warm[-1].at < end - 1e-6:
             continue  # started late (its own warm-up not over) or gone before the end (killed)
         roles.add(role)

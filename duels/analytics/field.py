@@ -69,5 +69,5 @@ def field_analytics(
             sizes=dict(sizes), uplift={}, resamples=resamples, seed=seed,
             setter_strength={row["player"]: row["rating"] for row in result["irt"]["authors"]})
     result = rounded(result)
-    result["findings"] = findings_compute(result)
+    result["findings"] = findings_compute(result, field="study")
     return result

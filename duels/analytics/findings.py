@@ -81,7 +81,18 @@ def _tops_same(divergence: dict) -> bool:
     return solvers is None or (len(solvers) == 1 and solvers == authors)
 
 
-def finding_solver_not_setter(result: dict) -> dict:
+# The words a finding uses for the plays it rests on: the duels of the duel-based analytics, or
+# a study's field (every model plays every version; head-to-head results derived from it).
+WORDS = {
+    "duels": {"plays": "finished duels", "more": "more duels", "among": "duels among",
+              "watching": "watching others' duels", "resampled": "whole duels"},
+    "study": {"plays": "the study's plays", "more": "more versions per author and more seeds",
+              "among": "a study of", "watching": "others' environments and results",
+              "resampled": "versions within their authors and domains"},
+}
+
+
+def finding_solver_not_setter(result: dict, words: dict = WORDS["duels"]) -> dict:
     """(1) The strongest solver is not the strongest setter."""
     claim = "The strongest solver is not the strongest setter."
     irt = result.get("irt") or {}
@@ -100,22 +111,23 @@ def finding_solver_not_setter(result: dict) -> dict:
         divergence = result.get("divergence") or {}
         label = "share of resamples where the top solver is not the top setter"
         method = (f"none: the figure is itself a probability over {_resamples(result)} "
-                  "bootstrap resamples of whole duels")
+                  f"bootstrap resamples of {words['resampled']}")
     p = divergence.get("p_top_differs")
     n = divergence.get("players") or 0
     kwargs = {"key": "p_top_differs", "label": label, "value": p, "n": n,
               "n_of": "players who both set and solved", "interval": _no_interval(method)}
     if p is None or n < MIN_DIVERGENCE_PLAYERS:
         finding = _finding("solver_not_setter", claim, NOT_ENOUGH, **kwargs,
-                           needs="finished duels in which at least three players have both set "
-                                 "and solved environments")
+                           needs=f"{words['plays']} in which at least three players have both "
+                                 "set and solved environments")
     elif p >= DECISIVE_PROBABILITY and _tops_apart(divergence):
         finding = _finding("solver_not_setter", claim, SUPPORTED, **kwargs)
     elif p <= 1 - DECISIVE_PROBABILITY and _tops_same(divergence):
         finding = _finding("solver_not_setter", claim, CONTRADICTED, **kwargs)
     else:
         finding = _finding("solver_not_setter", claim, NOT_ENOUGH, **kwargs,
-                           needs="more duels among the leading players, until the top solver "
+                           needs=f"{words['more']} among the leading players, until the top "
+                                 "solver "
                                  "and the top setter agree or differ in at least 95% of "
                                  "resamples and their 95% intervals tell the leaders apart")
     # The rank correlation of the two rankings, with its interval, beside the probability.
@@ -124,10 +136,10 @@ def finding_solver_not_setter(result: dict) -> dict:
     return finding
 
 
-def finding_small_models_set_harder(result: dict) -> dict:
+def finding_small_models_set_harder(result: dict, words: dict = WORDS["duels"]) -> dict:
     """(2) Smaller models write harder environments and learn more from others' duels."""
-    claim = ("Smaller models write harder environments and learn more from watching others' "
-             "duels.")
+    claim = ("Smaller models write harder environments and learn more from watching "
+             f"{words['watching']}.")
     scale = result.get("scale") or {}
     n = scale.get("n") or result.get("summary", {}).get("players_with_size", 0)
     rho, low, high = scale.get("setter_spearman"), scale.get("low"), scale.get("high")
@@ -137,8 +149,9 @@ def finding_small_models_set_harder(result: dict) -> dict:
               "interval": _interval(low, high, scale.get("method"))}
     if rho is None or n < MIN_PLAYERS:
         return _finding("small_models_set_harder", claim, NOT_ENOUGH, **kwargs,
-                        needs=f"a size (parameters_b) for at least {MIN_PLAYERS} players that "
-                              "have set environments in finished duels")
+                        needs=f"a size (parameters_b, entered on each player's page) for at least "
+                              f"{MIN_PLAYERS} players that have set environments in "
+                              f"{words['plays']}")
     # Larger models learning more from others' duels would go against the second half.
     u_low = scale.get("u_low")
     uplift_against = u_low is not None and u_low > 0
@@ -147,11 +160,11 @@ def finding_small_models_set_harder(result: dict) -> dict:
     if high is not None and high < 0:
         return _finding("small_models_set_harder", claim, SUPPORTED, **kwargs)
     return _finding("small_models_set_harder", claim, NOT_ENOUGH, **kwargs,
-                    needs="more sized players or more duels per player, until the interval "
+                    needs=f"more sized players or {words['more']}, until the interval "
                           "of ρ lies on one side of 0")
 
 
-def finding_transitive(result: dict) -> dict:
+def finding_transitive(result: dict, words: dict = WORDS["duels"]) -> dict:
     """(3) Head-to-head results are transitive: a stable ranking forms."""
     claim = "Head-to-head results are transitive: a stable ranking forms."
     transitivity = result.get("transitivity") or {}
@@ -163,19 +176,20 @@ def finding_transitive(result: dict) -> dict:
               "interval": _interval(low, high, transitivity.get("share_method"))}
     if share is None or low is None:
         return _finding("transitive", claim, NOT_ENOUGH, **kwargs,
-                        needs="duels among at least three players so that every pair of some "
-                              "triple has a winner by points")
+                        needs=f"{words['among']} at least three players so that every pair of "
+                              "some triple has a winner by points")
     if (transitivity.get("triples") or 0) < comb(MIN_TRANSITIVE_PLAYERS, 3):
         return _finding("transitive", claim, NOT_ENOUGH, **kwargs,
-                        needs=f"duels among at least {MIN_TRANSITIVE_PLAYERS} players: among "
-                              "fewer, a random tournament is often fully ordered by chance")
+                        needs=f"{words['among']} at least {MIN_TRANSITIVE_PLAYERS} players: "
+                              "among fewer, a random tournament is often fully ordered by "
+                              "chance")
     return _above(
         "transitive", claim, kwargs, low=low, high=high, threshold=CHANCE_SHARE,
         needs=f"more decided pairs, until the interval clears the chance level "
               f"{CHANCE_SHARE:g}")
 
 
-def finding_designs_converge(result: dict) -> dict:
+def finding_designs_converge(result: dict, words: dict = WORDS["duels"]) -> dict:
     """(4) Independent authors converge on the same designs."""
     claim = "Independent authors converge on the same environment designs."
     convergence = result.get("convergence") or {}
@@ -198,7 +212,7 @@ def finding_designs_converge(result: dict) -> dict:
                           f"{MIN_CONVERGENCE_AUTHORS} or more authors (now {n} from {authors})")
 
 
-def finding_gain_predicts_transfer(result: dict) -> dict:
+def finding_gain_predicts_transfer(result: dict, words: dict = WORDS["duels"]) -> dict:
     """(5) Hint gain predicts how much a learner improves after training on an environment."""
     claim = "Hint gain predicts how much a learner improves after training on an environment."
     transfer = result.get("transfer") or {}
@@ -215,7 +229,7 @@ def finding_gain_predicts_transfer(result: dict) -> dict:
                   needs="more transfer results, until the interval of ρ lies above or below 0")
 
 
-FINDINGS: tuple[Callable[[dict], dict], ...] = (
+FINDINGS: tuple[Callable[[dict, dict], dict], ...] = (
     finding_solver_not_setter,
     finding_small_models_set_harder,
     finding_transitive,
@@ -224,6 +238,7 @@ FINDINGS: tuple[Callable[[dict], dict], ...] = (
 )
 
 
-def findings_compute(result: dict) -> list[dict]:
-    """The five findings, in their fixed order, from the computed figures."""
-    return [finding(result) for finding in FINDINGS]
+def findings_compute(result: dict, *, field: str = "duels") -> list[dict]:
+    """The five findings, in their fixed order, from the computed figures, in the words of
+    the `field` their plays come from (`duels` or `study`)."""
+    return [finding(result, WORDS[field]) for finding in FINDINGS]

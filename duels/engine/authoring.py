@@ -39,17 +39,23 @@ from duels.models import (
 )
 from duels.players import player_client, prompts
 from duels.players.base import Completion, Message, PlayerError
+from duels.players.context import ContextOverflow
 from sandbox_runner import SandboxUnavailable
 from sandbox_runner.versions import sandbox_python_version
 
 logger = logging.getLogger(__name__)
 
-SETTER_MAX_TOKENS = 8192
+SETTER_MAX_TOKENS = 8192  # lowered to the player's context window (duels.players.context)
+# A repair request that overflows the window quotes this much of each end of the answer.
+REPAIR_QUOTE_CHARS = 600
 # Failures of the infrastructure, not of the environment: they propagate, to be retried.
 AUTHORING_INFRASTRUCTURE_ERRORS = (CostCapReached, PlayerError, SandboxUnavailable,
                                    OperationalError, InterfaceError)
 # Observe mode: at most this many earlier environments per prompt, newest first.
 MAX_DIGESTS = 8
+# A digest asked for by design hash names at least this many of its hex digits: a client must
+# already know the environment it asks about (a short prefix would list every one, hints too).
+MIN_DIGEST_PREFIX = 12
 
 
 @dataclass(frozen=True)
@@ -134,6 +140,7 @@ def _setter_call(
         call = ModelCall.objects.create(
             **ledger.run, player=player, role=role, messages=_bounded_messages(messages),
             reply=text_bound(completion.text, limit=SETTER_REPLY_CHARS),
+            thinking=text_bound(completion.thinking or "", limit=SETTER_REPLY_CHARS),
             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
             latency_ms=completion.latency_ms, cost=cost,
         )
@@ -149,20 +156,45 @@ def setter_answer(*, ledger: SetterLedger, player: Player,
     A PlayerError (the provider still failing after the player's retries) is an infrastructure
     fault, not the setter's forfeit: it propagates and the authoring is retried (see faults.py).
     """
-    completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.SETTER,
-                                    messages=messages)
     try:
-        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
+        completion, call = _setter_call(ledger=ledger, player=player,
+                                        role=ModelCall.Role.SETTER, messages=messages)
+    except ContextOverflow as overflow:
+        return SetterReply(None, f"the setter prompt does not fit the model's context window "
+                                 f"(give the player a larger context_window): {overflow}", None)
+    try:
+        answer = prompts.parse_setter_answer(completion.text, reasoning=completion.thinking)
+        return SetterReply(answer, "", call)
     except prompts.SetterFormatError as first_error:
-        repair = [*messages, {"role": "assistant", "content": completion.text},
-                  prompts.repair_message(error=str(first_error))]
-    completion, call = _setter_call(ledger=ledger, player=player, role=ModelCall.Role.REPAIR,
-                                    messages=repair)
+        problem = str(first_error)
+    # The repair quotes the earlier answer; when that overflows the window, only its ends.
+    for earlier in (completion.text, repair_quote(completion.text)):
+        repair = [*messages, {"role": "assistant", "content": earlier},
+                  prompts.repair_message(error=problem)]
+        try:
+            completion, call = _setter_call(ledger=ledger, player=player,
+                                            role=ModelCall.Role.REPAIR, messages=repair)
+            break
+        except ContextOverflow as overflow:
+            overflowed = overflow
+    else:
+        return SetterReply(None, f"malformed answer ({problem}), and the repair request does "
+                                 f"not fit the model's context window: {overflowed}", None)
     try:
-        return SetterReply(prompts.parse_setter_answer(completion.text), "", call)
+        answer = prompts.parse_setter_answer(completion.text, reasoning=completion.thinking)
+        return SetterReply(answer, "", call)
     except prompts.SetterFormatError as second_error:
         return SetterReply(None, f"malformed answer after one repair request: {second_error}",
                            None)
+
+
+def repair_quote(text: str, *, keep: int = REPAIR_QUOTE_CHARS) -> str:
+    """The earlier answer as a repair quotes it when the whole one overflows: its first and
+    last `keep` characters around a note of what was left out."""
+    if len(text) <= 2 * keep:
+        return text
+    left_out = len(text) - 2 * keep
+    return f"{text[:keep]}\n[… {left_out:,} characters of your answer left out …]\n{text[-keep:]}"
 
 
 def setter_python_version() -> str:
@@ -315,6 +347,19 @@ class DigestNotFound(LookupError):
     """An earlier environment asked for by reference has no finished duel to digest."""
 
 
+def _digest_reference(reference: str) -> Q:
+    """The environment `reference` names: a uuid, or a design-hash prefix of at least
+    MIN_DIGEST_PREFIX hex digits; anything else is refused."""
+    with contextlib.suppress(ValueError):
+        return Q(uuid=UUID(reference))
+    prefix = reference.strip().lower()[:64]
+    if len(prefix) < MIN_DIGEST_PREFIX or any(c not in "0123456789abcdef" for c in prefix):
+        raise DigestNotFound(
+            f"name an environment by its uuid or by at least {MIN_DIGEST_PREFIX} hex digits "
+            f"of its design hash (got {reference[:80]!r})")
+    return Q(content_hash__startswith=prefix)
+
+
 def environment_digests(*, references: list[str]) -> list[str]:
     """Observe-mode digests of chosen earlier environments, each named by its uuid or a prefix
     of its design hash: the latest finished duel that played it, as observe mode writes it."""
@@ -322,9 +367,7 @@ def environment_digests(*, references: list[str]) -> list[str]:
         raise DigestNotFound(f"at most {MAX_DIGESTS} digests fit one prompt")
     digests = []
     for reference in references:
-        chosen = Q(content_hash__startswith=str(reference).lower()[:64])
-        with contextlib.suppress(ValueError):
-            chosen |= Q(uuid=UUID(str(reference)))
+        chosen = _digest_reference(str(reference))
         environments = Environment.objects.filter(chosen, status=EnvironmentStatus.VALID)
         duel = (Duel.objects.filter(Q(env_a__in=environments) | Q(env_b__in=environments),
                                     status=Status.FINISHED)

@@ -18,6 +18,7 @@ from duels.models import Duel, Episode, Tournament
 class DuelOwner(EpisodeOwner):
     key = "duel_id"
     noun = "duel"
+    status_lookup = "duel__status"
 
     def state(self, *, owner_id: int) -> dict[str, Any] | None:
         return duel_state_read(duel_id=owner_id)

@@ -166,7 +166,10 @@ def duel_result(*, duel: Duel) -> dict:
     duel = Duel.objects.select_related("a", "b", "env_a", "env_b").get(pk=duel.pk)
     score = duel_score_stored(duel=duel)
     outcome = score.outcome if duel.status == Status.FINISHED else None
-    result = {"duel": str(duel.uuid), "outcome": outcome}
+    failed = duel.status != Status.FINISHED
+    result = {"duel": str(duel.uuid), "status": duel.status,
+              "error": (duel.error or None) if failed else None,
+              "outcome": outcome}
     for side, setter in (("a", duel.a), ("b", duel.b)):
         environment = getattr(duel, f"env_{side}")
         figures = score.side(side)

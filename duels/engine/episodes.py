@@ -38,6 +38,7 @@ from duels.engine.partials import ReplyStreamer
 from duels.engine.proof import episode_provable, episode_prove, replay_sandbox_open
 from duels.engine.replay_sandbox import ReplaySandbox
 from duels.engine.solver_loop import EpisodeProgress, solver_loop
+from duels.engine.voiding import SELF_ENDED, environment_void_if_self_ending
 from duels.models import EndReason, Episode, Status, Step
 from duels.players import player_client
 from duels.players.actions import tool_action_sent
@@ -302,8 +303,10 @@ def _run_held(*, episode: Episode, owner: str, stop: threading.Event | None,
                 if fault_kind(exc) != INFRASTRUCTURE:
                     raise
                 return episode_infra_fault(episode=episode, owner=owner, error=exc)
-        episode_finish(episode=episode, owner=owner, status=status, end_reason=end_reason,
-                       success=success, error=message, proof=proof)
+        ended = episode_finish(episode=episode, owner=owner, status=status,
+                               end_reason=end_reason, success=success, error=message, proof=proof)
+        if ended and end_reason == EndReason.ENV_ERROR and message.startswith(SELF_ENDED):
+            environment_void_if_self_ending(environment=episode.environment)
     return Episode.objects.get(pk=episode.pk)
 
 

@@ -1,8 +1,9 @@
 """Every way a piece of engine work can break, sorted into the two kinds that matter.
 
 - **Environment faults** are the setter's responsibility: the environment's code raised, broke
-  the guest protocol, ran past its time, memory or output limits, or replayed differently from
-  its stored steps. The episode ends and counts as not passed (the documented scoring rule).
+  the guest protocol, ended or crashed its own process (EnvCrashed: exited, killed itself,
+  segfaulted), ran past its time, memory or output limits, or replayed differently from its
+  stored steps. The episode ends and counts as not passed (the documented scoring rule).
 - **Infrastructure faults** are nobody's result: the model provider still failing after the
   player's retries, the sandbox backend gone or killed from outside, the database connection
   lost. The work is handed back with a backoff and resumed from its stored steps, up to
@@ -32,9 +33,9 @@ from sandbox_runner import (
 ENVIRONMENT = "environment"
 INFRASTRUCTURE = "infrastructure"
 
-# The sandbox errors that come from the environment's own code (ProtocolViolation and the
-# engine's ReplayMismatch are EnvCodeErrors). Every other sandbox error - the backend is
-# unavailable, the sandbox died without the environment asking - is the infrastructure's.
+# The sandbox errors that come from the environment's own code (ProtocolViolation, EnvCrashed
+# and the engine's ReplayMismatch are EnvCodeErrors). Every other sandbox error - the backend is
+# unavailable, the sandbox was killed from outside (SandboxCrashed) - is the infrastructure's.
 ENVIRONMENT_ERRORS: tuple[type[SandboxError], ...] = (
     EnvCodeError, SandboxTimeout, SandboxMemoryExceeded, SandboxOutputExceeded,
 )

@@ -32,7 +32,8 @@ from django.db.models import (
 )
 from django.utils import timezone
 
-from duels.models import Duel, Episode, Status
+from duels.engine.owners import episodes_of_stopped_owners
+from duels.models import Duel, EndReason, Episode, Status
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +82,41 @@ def episode_claim(*, episode_id: int, owner: str) -> bool:
                         output_field=DateTimeField()),
     )
     return claimed == 1
+
+
+def unheld_episodes(*, now: datetime) -> Q:
+    """Open episodes no worker holds: pending, waiting out a fault's backoff (no owner), or
+    running past their lease (their worker died or stopped)."""
+    return (Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_owner="")
+            | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+            | Q(status=Status.RUNNING, lease_expires_at__isnull=True))
+
+
+def episodes_end_orphaned() -> int:
+    """End, with a reason, every episode a failed or cancelled run (a duel, a study, an
+    evaluation …) still owes and no worker holds; return how many.
+
+    No worker claims work of a stopped run, so such an episode would otherwise stay open for
+    ever. A run that stops ends its unheld episodes in the same transaction; a held one ends
+    itself at its next step, or here, once its lease has run out, when its worker died first.
+    """
+    now = timezone.now()
+    ended = 0
+    for owner, stopped in episodes_of_stopped_owners():
+        ended += Episode.objects.filter(stopped, unheld_episodes(now=now)).update(
+            status=Status.CANCELLED, end_reason=EndReason.CANCELLED, finished_at=now,
+            lease_owner="", lease_expires_at=None,
+            error=(f"ended unfinished: its {owner.noun} failed or was cancelled, and no worker "
+                   "held this episode to end it"))
+    if ended:
+        logger.warning("ended %d episode(s) left open by failed or cancelled runs", ended)
+    return ended
+
+
+def episodes_orphaned_remain() -> bool:
+    """True while an episode of a failed or cancelled run is still open (held, or not yet)."""
+    return any(Episode.objects.filter(stopped, status__in=(Status.PENDING, Status.RUNNING))
+               .exists() for _owner, stopped in episodes_of_stopped_owners())
 
 
 def claimable_authoring(*, now: datetime | None = None) -> Q:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Q
+
 from duels.models import Episode, Status
 
 # An owner in one of these states stops its episodes at their next step.
@@ -24,6 +26,8 @@ class EpisodeOwner:
 
     key = ""
     noun = "run"
+    # The lookup from an Episode to its owner's status (e.g. "duel__status").
+    status_lookup = ""
 
     def owner_id(self, episode: Episode) -> int | None:
         return getattr(episode, self.key, None)
@@ -70,6 +74,12 @@ def episode_owner(episode: Episode) -> EpisodeOwner | None:
         if owner.owner_id(episode):
             return owner
     return None
+
+
+def episodes_of_stopped_owners() -> list[tuple[EpisodeOwner, Q]]:
+    """For each owner kind, the episodes whose owner has stopped (cancelled or failed)."""
+    return [(owner, Q(**{f"{owner.status_lookup}__in": STOPPED_STATUSES}))
+            for owner in _owners if owner.status_lookup]
 
 
 def owner_stopped(state: dict[str, Any] | None) -> bool:

@@ -23,10 +23,11 @@ from duels.players.actions import (
     TOOL,
     ParsedAction,
     action_protocol,
-    action_read,
     format_reminder,
 )
 from duels.players.base import ChatPlayer
+from duels.players.context import ContextOverflow
+from duels.players.template_echo import reply_action
 from sandbox_runner import Sandbox, StepResult, open_sandbox
 
 SOLVER_MAX_TOKENS = 2048
@@ -122,17 +123,21 @@ def solver_loop(
                 protocol=protocol,
             )
             started = time.monotonic()
-            with journal.streamer(index=progress.index + 1) as live:
-                completion = client.complete(
-                    messages,
-                    max_tokens=int(params.get("max_tokens", SOLVER_MAX_TOKENS)),
-                    temperature=float(params.get("temperature", 0.0)),
-                    on_partial=live.update,
-                    cache_key=journal.cache_key,
-                    action_tool=protocol == TOOL,
-                )
+            try:
+                with journal.streamer(index=progress.index + 1) as live:
+                    completion = client.complete(
+                        messages,
+                        max_tokens=int(params.get("max_tokens", SOLVER_MAX_TOKENS)),
+                        temperature=float(params.get("temperature", 0.0)),
+                        on_partial=live.update,
+                        cache_key=journal.cache_key,
+                        action_tool=protocol == TOOL,
+                    )
+            except ContextOverflow as overflow:
+                # The documented rule: the model's failure of this episode, not a fault.
+                return Status.FINISHED, EndReason.CONTEXT_OVERFLOW, False, str(overflow)
             latency_ms = completion.latency_ms or int((time.monotonic() - started) * 1000)
-            parsed = action_read(completion=completion, protocol=protocol)
+            parsed = reply_action(completion=completion, protocol=protocol)
             result, sandbox_ms = _answer(sandbox=sandbox, parsed=parsed, protocol=protocol,
                                          index=progress.index + 1, max_steps=max_steps)
             reply, observation, sent = journal.record(

@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
 
+from duels.bounds import SOURCE_BYTES
 from duels.engine.replay_clock import REPLAY_CLOCK_OFFSET
 from duels.engine.validation_probes import JUNK_ACTIONS, PROBES
 from duels.engine.validation_static import determinism_findings
@@ -42,7 +43,7 @@ from sandbox_runner.versions import sandbox_python_version
 
 logger = logging.getLogger(__name__)
 
-MAX_SOURCE_BYTES = 64 * 1024
+MAX_SOURCE_BYTES = SOURCE_BYTES
 MAX_FINDINGS_SHOWN = 5
 UNTITLED_WARNING = (f"the setter's answer gave no title (no TITLE: line); it is shown as "
                     f"'{UNTITLED}'")

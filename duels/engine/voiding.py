@@ -71,3 +71,34 @@ def environment_voided_after_play(environment: Environment) -> dict[str, Any] | 
     """The evidence an environment was voided with, or None."""
     evidence = (environment.validation or {}).get("after_play")
     return evidence if isinstance(evidence, dict) else None
+
+
+# An environment whose own process ends this many of its plays (os._exit, killing itself, a
+# crash) is voided: it would otherwise choose which plays count (it may end only some seeds').
+SELF_ENDING_PLAYS = 3
+SELF_ENDED = "EnvCrashed: "  # how such a play's error starts (faults.fault_describe)
+
+
+def environment_void_if_self_ending(*, environment: Environment) -> bool:
+    """Void `environment` once SELF_ENDING_PLAYS of its plays ended because its own process
+    ended, with the latest of them as evidence; True when this call voided it."""
+    from duels.models import EndReason, Episode
+
+    ended = (Episode.objects.filter(environment=environment, end_reason=EndReason.ENV_ERROR,
+                                    error__startswith=SELF_ENDED)
+             .select_related("solver").order_by("-finished_at", "-pk"))
+    count = ended.count()
+    if count < SELF_ENDING_PLAYS:
+        return False
+    latest = ended.first()
+    actions = list(latest.trajectory.filter(index__gte=1, format_error="")
+                   .order_by("index").values_list("action", flat=True)[:200])
+    return environment_void(environment=environment, evidence={
+        "kind": "self_ending", "episode": str(latest.uuid), "solver": latest.solver.name,
+        "seed": latest.seed, "condition": latest.condition, "step": latest.steps + 1,
+        "actions": actions, "left_label": "how the play ended",
+        "left": text_bound(latest.error.removeprefix(SELF_ENDED), limit=EVIDENCE_CHARS),
+        "reason": (f"the environment ended its own process in {count} plays (it exited, killed "
+                   "itself or crashed during a call); an environment that ends only some plays "
+                   "would choose which count"),
+    })

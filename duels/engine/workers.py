@@ -17,7 +17,7 @@ from datetime import timedelta
 from django.db.models import Q
 from django.utils import timezone
 
-from duels.engine.leases import lease_seconds
+from duels.engine.leases import episodes_end_orphaned, episodes_orphaned_remain, lease_seconds
 from duels.engine.queue import (
     duel_driver_enqueue,
     queued_drivers,
@@ -110,8 +110,10 @@ def work_resume_stale() -> list[str]:
 
     Run when a worker starts (`manage.py resume_stale`) and periodically by the sweep task.
     Work whose driver is still waiting in the queue is not unattended: a worker will take it.
-    Returns the UUIDs handed to workers.
+    Episodes that a failed or cancelled run still owes, and that no worker holds, end here
+    with a reason (leases.episodes_end_orphaned). Returns the UUIDs handed to workers.
     """
+    episodes_end_orphaned()
     resumed: list[str] = []
     queued = queued_drivers()
     for tournament in Tournament.objects.filter(status=Status.RUNNING):
@@ -146,7 +148,9 @@ def stale_work_sweep() -> list[str]:
     resumed = work_resume_stale()
     open_work = (Tournament.objects.filter(status=Status.RUNNING).exists()
                  or Duel.objects.filter(tournament__isnull=True, status=Status.RUNNING).exists()
-                 or any(any(True for _ in kind.open_runs()) for kind in run_kinds()))
+                 or any(any(True for _ in kind.open_runs()) for kind in run_kinds())
+                 # a stopped run's episode still held: ended by a later sweep if its worker dies
+                 or episodes_orphaned_remain())
     if open_work:
         stale_sweep_schedule()
     return resumed

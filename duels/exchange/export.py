@@ -16,6 +16,7 @@ from uuid import UUID
 from django.db.models import Prefetch, QuerySet
 
 from duels.error_text import error_for_reader
+from duels.exchange.builtins import builtin_exported, builtin_kinds
 from duels.exchange.fields import Field
 from duels.exchange.identities import author_plain_name
 from duels.exchange.schema import FORMAT_LINE, KIND_ORDER, SCHEMA
@@ -23,6 +24,12 @@ from duels.models import Player
 from duels.models.environments import version_name
 
 CHUNK_SIZE = 250  # rows per fetch: the export holds about one chunk at a time
+# Kinds whose rows can be large (a source of 64 KiB and a validation report of up to 256 KiB,
+# a class file of up to 272 KiB): fewer a fetch, so a chunk stays near 5 MB.
+LARGE_ROW_CHUNK_SIZE = {"environment": 16, "panel_entry": 16}
+
+
+BUILTIN_KINDS = builtin_kinds()
 
 
 def iso_time(value: datetime | None) -> str | None:
@@ -86,7 +93,8 @@ def exchange_records(kind: str, queryset: QuerySet, *,
         yield from _queue_records(queryset)
         return
     else:
-        rows = queryset.order_by("pk").values(*_values_paths(kind)).iterator(chunk_size=CHUNK_SIZE)
+        rows = queryset.order_by("pk").values(*_values_paths(kind)).iterator(
+            chunk_size=LARGE_ROW_CHUNK_SIZE.get(kind, CHUNK_SIZE))
     for row in rows:
         if kind in WITH_PLAYERS:
             record = {"kind": kind, "uuid": str(row.uuid)}
@@ -112,7 +120,7 @@ def exchange_records(kind: str, queryset: QuerySet, *,
             record.update(PLAYER_SERVER_FIELDS)
         elif kind == "episode" and not player_servers:  # errors name the servers too
             record["error"] = error_for_reader(record["error"], staff=False)
-        yield record
+        yield builtin_exported(record) if kind in BUILTIN_KINDS else record
 
 
 def _queue_records(queryset: QuerySet) -> Iterator[dict[str, Any]]:

@@ -26,10 +26,12 @@ from duels.bounds import (
 from duels.exchange.errors import ExchangeImportError
 from duels.exchange.export import iso_time
 from duels.exchange.fields import Field
+from duels.exchange.identifiers import IdentifierError, slot_check
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
 from duels.exchange.panel_schema import PANEL_KINDS, panel_record_check
 from duels.exchange.schema import FORMAT, KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.team_records import TEAM_KINDS, team_record_check
+from duels.exchange.untrusted import UntrustedFileError
 from duels.models import Provider, TargetKind, content_hash
 from duels.models.environments import version_name
 from duels.models.studies import MAX_HARDEN_ROUNDS
@@ -44,7 +46,7 @@ def exchange_read(stream: IO[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
     stream.seek(0)
     first = True
     number = 0
-    for number, raw in enumerate(stream, start=1):
+    for number, raw in _lines(stream):
         if not raw.endswith(b"\n"):
             raise ExchangeImportError(
                 "the file is truncated: the last line does not end with a newline", line=number
@@ -84,6 +86,21 @@ def exchange_read(stream: IO[bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
         raise ExchangeImportError(
             f'the file is empty; it must start with {{"format": "{FORMAT}"}}', line=max(number, 1)
         )
+
+
+def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(number, line) of the file; a cap of the untrusted reader becomes an error at that line."""
+    lines = iter(stream)
+    number = 0
+    while True:
+        try:
+            raw = next(lines)
+        except StopIteration:
+            return
+        except UntrustedFileError as error:
+            raise ExchangeImportError(str(error), line=number + 1) from None
+        number += 1
+        yield number, raw
 
 
 def _canonical_uuid(value: Any, what: str, line: int) -> str:
@@ -278,6 +295,7 @@ def _check_record(record: dict[str, Any], line: int) -> None:
 
 
 MAX_BENCHMARK_SEEDS = 64
+VALIDATION_REPORT_BYTES = 256 * 1024  # an environment's stored validation report, as JSON
 SEED_LIMIT = 2**31 - 1
 
 
@@ -293,6 +311,10 @@ def _check_version(record: dict[str, Any], line: int) -> None:
         raise ExchangeImportError(
             f"field 'benchmark_seeds' must be at most {MAX_BENCHMARK_SEEDS} distinct whole "
             f"numbers from 0 to {SEED_LIMIT}", line=line)
+    try:
+        slot_check(record["slot"])
+    except IdentifierError as error:
+        raise ExchangeImportError(f"field 'slot': {error}", line=line) from None
     if (record["revision"] or record["study"] or record["parent"]) and not record["slot"]:
         raise ExchangeImportError("a study's version (or a revision) names its 'slot', e.g. "
                                   "env_003", line=line)
@@ -315,6 +337,11 @@ def _check_sizes(record: dict[str, Any], line: int) -> None:
             f"source is at most {MAX_SOURCE_BYTES // 1024} KiB",
             line=line,
         )
+    if kind == "environment" and record["validation"] is not None and len(json.dumps(
+            record["validation"])) > VALIDATION_REPORT_BYTES:
+        raise ExchangeImportError(
+            f"field 'validation' is over {VALIDATION_REPORT_BYTES // 1024} KiB of JSON (a "
+            "validation report is a few KiB); export it again", line=line)
     if kind == "annotation":
         if len(record["text"]) > MAX_TEXT_LENGTH:
             raise ExchangeImportError(

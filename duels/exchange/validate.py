@@ -217,7 +217,7 @@ class _Validator:
         self._check_references()
         self._check_hints()
         self._check_outcomes()
-        self.panels.finish(self.plan.existing["panel"])
+        self.panels.finish(self.plan.existing)
         return self.plan
 
     def _check_references(self) -> None:

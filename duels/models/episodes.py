@@ -38,6 +38,9 @@ class ModelCall(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices)
     messages = models.JSONField(default=list)
     reply = models.TextField(blank=True)
+    # Reasoning the model returned apart from its reply (Anthropic thinking, reasoning_content);
+    # calls stored before this field existed have none.
+    thinking = models.TextField(blank=True)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(default=0)
@@ -60,6 +63,9 @@ class EndReason(models.TextChoices):
     TOKEN_BUDGET = "token_budget", "token budget spent"
     TIME_BUDGET = "time_budget", "time budget spent"
     COST_CAP = "cost_cap", "cost cap reached"
+    # The conversation outgrew the solver's context window: the model's failure of the episode
+    # (duels.players.context), counted as not passed like a step limit.
+    CONTEXT_OVERFLOW = "context_overflow", "context window full"
     # An environment fault (its code raised, timed out, ran out of memory or output, or replayed
     # differently): the setter's responsibility, counted as not passed.
     ENV_ERROR = "env_error", "environment fault"

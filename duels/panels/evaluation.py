@@ -154,14 +154,38 @@ def evaluation_existing(*, plan: EvaluationPlan) -> Evaluation | None:
                                      hint_level=plan.hint_level).first()
 
 
+def evaluation_refusal(*, evaluation: Evaluation, user) -> str:
+    """Why `user` (from the web) may not go on with an existing evaluation, or "": it belongs
+    to the operator who started it (staff may go on with any), and a running one is not
+    started again (its settings stay as they are; cancel it first)."""
+    owner = evaluation.created_by
+    if owner is not None and owner.pk != user.pk and not user.is_staff:
+        return (f"{evaluation.player.name} at hint level {evaluation.hint_level} is "
+                f"{owner.get_username()}'s evaluation on this panel: only they (or staff) can "
+                "go on with it or change its settings. Evaluate another player, or ask them.")
+    if not evaluation.is_done:
+        return (f"{evaluation.player.name} at hint level {evaluation.hint_level} is already "
+                "being evaluated here: its progress is in the list above. Cancel it first to "
+                "start it again with other settings.")
+    return ""
+
+
 def evaluation_start(*, plan: EvaluationPlan, created_by=None) -> Evaluation:
     """Create (or go on with) the evaluation: the plan's plays not stored yet are created, those
     left incomplete are handed back to be played again from their stored steps; the
-    evaluation runs while any play is open. Nothing runs until `evaluation_enqueue`."""
+    evaluation runs while any play is open. Nothing runs until `evaluation_enqueue`.
+
+    `created_by` (a web request's user) may go on only with an evaluation of their own that is
+    not running (`evaluation_refusal`; PanelError otherwise, nothing changed); the command line
+    passes no user and goes on with any."""
     with transaction.atomic():
-        evaluation, _ = Evaluation.objects.select_for_update().get_or_create(
+        evaluation, created = Evaluation.objects.select_for_update().get_or_create(
             panel=plan.panel, player=plan.player, hint_level=plan.hint_level,
             defaults={"created_by": created_by})
+        if not created and created_by is not None:
+            refusal = evaluation_refusal(evaluation=evaluation, user=created_by)
+            if refusal:
+                raise PanelError(refusal)
         stored = {(environment_id, condition, seed): (pk, status, end_reason)
                   for pk, environment_id, condition, seed, status, end_reason in
                   Episode.objects.filter(evaluation=evaluation).values_list(

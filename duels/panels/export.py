@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from duels.exchange.identifiers import IdentifierError, entry_id_check, path_under
 from duels.exchange.trainers.common import (
     PackageError,
     directory_write,
@@ -36,7 +37,12 @@ def panel_export_write(*, panel: Panel, out: Path) -> Path:
     def fill(root: Path) -> None:
         rows = []
         for entry in entries:
-            folder = root / entry.entry_id
+            try:
+                folder = path_under(root, entry_id_check(entry.entry_id))
+            except IdentifierError as error:
+                # A row stored before ids were checked at import: refused, never followed.
+                raise PackageError(f"panel {panel.name}, entry {entry.entry_id[:120]!r}: "
+                                   f"{error}; nothing was written") from None
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "environment.py").write_bytes(entry.class_source.encode("utf-8"))
             row = {"id": entry.entry_id, "author": entry.author or None,

@@ -27,6 +27,7 @@ from duels.models import (
     PanelFigures,
     Status,
 )
+from duels.studies.figures_cache import FIGURES_SHAPE
 from duels.task_registry import task_named
 
 logger = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ def panel_figures_fingerprint(*, panel: Panel) -> str:
                                                                     last=Max("pk"))
     valid = panel.entries.filter(environment__status=EnvironmentStatus.VALID).count()
     text = json.dumps([plays["count"], str(plays["last"]), outcomes["count"],
-                       outcomes["last"], valid])
+                       outcomes["last"], valid, FIGURES_SHAPE])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

@@ -71,6 +71,7 @@ def evaluation_cap_reached(*, evaluation_id: int) -> str | None:
 class EvaluationOwner(EpisodeOwner):
     key = "evaluation_id"
     noun = "evaluation"
+    status_lookup = "evaluation__status"
 
     def state(self, *, owner_id: int) -> dict[str, Any] | None:
         return evaluation_state_read(evaluation_id=owner_id)

@@ -25,6 +25,7 @@ from duels.models import (
 )
 from duels.scoring import episode_decided, episode_passed
 from duels.studies.figures import FieldModel, FieldPlay, FieldVersion, field_figures
+from duels.studies.headline import headline_checks
 
 RESAMPLES = 1000
 RANKING_PARTS = ("models", "environments", "pairs")
@@ -35,7 +36,9 @@ class PanelRows:
     versions: list[FieldVersion]
     plays: list[FieldPlay]
     models: list[FieldModel]
-    new_solver: str | None  # the newest evaluated player: every hint gain is compared with it
+    # The first player evaluated here (the oldest evaluation): every hint gain is compared with
+    # it, a baseline that stays put as more players are evaluated.
+    new_solver: str | None
     incomplete: dict[str, int]  # per model, plays ended without a result (never counted)
 
 
@@ -62,8 +65,14 @@ def panel_rows(*, panel: Panel, hint_level: int = 1) -> PanelRows:
     plays: list[FieldPlay] = []
     incomplete: dict[str, int] = defaultdict(int)
     imported: set[str] = set()
+    evaluations = list(Evaluation.objects.filter(panel=panel, hint_level=hint_level)
+                       .order_by("created_at", "pk").values_list("pk", "player__name"))
+    # Outside outcomes stored under the name of a player evaluated here (imports refuse them
+    # now; older data may hold some) are left out: the player's own plays are its result.
+    own = {name for _, name in evaluations}
     for model, uuid, seed, hinted, trial, status in (
             OutsideOutcome.objects.filter(panel=panel, hint_level=hint_level)
+            .exclude(model__in=own)
             .order_by("pk").values_list("model", "entry__environment__uuid", "seed", "hinted",
                                         "trial", "status")):
         imported.add(model)
@@ -74,8 +83,6 @@ def panel_rows(*, panel: Panel, hint_level: int = 1) -> PanelRows:
             continue
         plays.append(FieldPlay(version=str(uuid), solver=model, seed=seed, hinted=hinted,
                                success=status == OutcomeStatus.SUCCESS, trial=trial))
-    evaluations = list(Evaluation.objects.filter(panel=panel, hint_level=hint_level)
-                       .order_by("created_at", "pk").values_list("pk", "player__name"))
     names = dict(evaluations)
     for evaluation_id, uuid, seed, condition, status, end_reason, success in (
             Episode.objects.filter(evaluation__in=list(names), status__in=DONE_STATUSES)
@@ -95,7 +102,7 @@ def panel_rows(*, panel: Panel, hint_level: int = 1) -> PanelRows:
               + [FieldModel(name=name, evaluated=True) for name in sorted(set(evaluated))
                  if name not in imported])
     return PanelRows(versions=versions, plays=plays, models=models,
-                     new_solver=evaluated[-1] if evaluated else None,
+                     new_solver=evaluated[0] if evaluated else None,
                      incomplete=dict(incomplete))
 
 
@@ -114,6 +121,9 @@ def panel_ranking_compute(*, panel: Panel, hint_level: int = 1,
     figures.pop("head_to_head", None)  # a study's only: a panel's authors played no duel
     figures.pop("hardening", None)
     figures.pop("hardening_first_to_final", None)
+    if figures.get("headline"):
+        figures["headline"]["checks"] = headline_checks(headline=figures["headline"],
+                                                        rows=figures["models"])
     figures["hint_level"] = hint_level
     figures["new_solver"] = rows.new_solver
     figures["incomplete"] = rows.incomplete

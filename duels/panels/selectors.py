@@ -43,6 +43,22 @@ def panel_entries(panel: Panel) -> QuerySet[PanelEntry]:
                                          "hint_2").order_by("position"))
 
 
+PANEL_VERSIONS_PAGE = 100  # versions a panel page lists at once (docs/security.md)
+
+
+def panel_entries_listed(panel: Panel) -> QuerySet[PanelEntry]:
+    """The panel's entries for a page: everything but the class files and sources, which a
+    page never shows (a panel of 2,000 versions would otherwise load every source a view)."""
+    return panel_entries(panel).defer("class_source", "environment__source")
+
+
+def panel_evaluated_names(*, panel: Panel) -> set[str]:
+    """Names of the players evaluated here on `panel` (they have plays of their own on it)."""
+    from duels.models import Evaluation
+
+    return set(Evaluation.objects.filter(panel=panel).values_list("player__name", flat=True))
+
+
 def entry_manifest_row(entry: PanelEntry) -> ManifestRow:
     """The manifest row an entry was frozen with."""
     return ManifestRow(id=entry.entry_id, author=entry.author or None, domain=entry.domain,

@@ -24,16 +24,36 @@ from typing import Any
 
 from django.db import transaction
 
+from duels.exchange.untrusted import (
+    CLASS_FILE,
+    DOCUMENT,
+    MANIFEST,
+    ImportBudget,
+    UntrustedFileError,
+    json_of,
+    untrusted_json,
+    untrusted_read,
+    untrusted_read_path,
+)
 from duels.models import OutcomeStatus, OutsideOutcome, Panel, PanelEntry
 from duels.panels.errors import PanelError
 from duels.panels.manifest import hint_levels
-from duels.panels.selectors import panel_entries
-from duels.panels.v1_read import MAX_FILE_BYTES, inside, read_json_file
+from duels.panels.selectors import panel_entries, panel_evaluated_names
 from duels.signals import data_changed
 
 CONDITIONS = {"without_hint": False, "with_hint": True}
 TERMINAL = {"success": OutcomeStatus.SUCCESS, "failure": OutcomeStatus.FAILURE}
 MAX_EPISODES = 100_000
+
+
+@dataclass(frozen=True)
+class SnapshotPlan:
+    """A checked snapshot: the outcome rows it would write (unsaved), nothing written yet."""
+
+    panel: Panel
+    rows: list[OutsideOutcome]
+    models: list[str]
+    versions: int
 
 
 @dataclass(frozen=True)
@@ -45,27 +65,24 @@ class SnapshotReport:
     incomplete: int
 
 
-def snapshot_version(root: Path, path: str, entries: dict[str, PanelEntry]
-                     ) -> tuple[PanelEntry, Path]:
-    """The panel entry and folder of the snapshot's environment `path`."""
+def snapshot_version(path: str, entries: dict[str, PanelEntry]) -> PanelEntry:
+    """The panel entry of the snapshot's environment `path`."""
     for candidate in (f"{path}/harden_01", path):
         if candidate in entries:
-            return entries[candidate], inside(root, candidate, "path")
+            return entries[candidate]
     raise PanelError(f"version {path[:200]}: not on this panel (neither {path[:200]}/harden_01 "
                      "nor itself is one of its ids)")
 
 
-def version_check(entry: PanelEntry, folder: Path) -> dict:
+def version_check(root: Path, entry: PanelEntry, budget: ImportBudget) -> dict:
     """The version's run.json, once its env.py, seeds and hint equal the panel's."""
-    source = folder / "env.py"
-    if not source.is_file():
-        raise PanelError("env.py is missing")
-    if source.stat().st_size > MAX_FILE_BYTES:
-        raise PanelError(f"env.py is over {MAX_FILE_BYTES} bytes")
-    if hashlib.sha256(source.read_bytes()).hexdigest() != entry.source_sha256:
+    source = untrusted_read(root, f"{entry.entry_id}/env.py", what="env.py", kind=CLASS_FILE,
+                            budget=budget)
+    if hashlib.sha256(source).hexdigest() != entry.source_sha256:
         raise PanelError("env.py differs from the panel's class file (SHA-256 "
                          f"{entry.source_sha256[:12]}…)")
-    report = read_json_file(folder / "run.json", "run.json")
+    report = untrusted_json(root, f"{entry.entry_id}/run.json", what="run.json", kind=DOCUMENT,
+                            budget=budget)
     if not isinstance(report, dict):
         raise PanelError("run.json is not a JSON object")
     if report.get("seeds") != list(entry.benchmark_seeds):
@@ -110,14 +127,17 @@ def outcome_rows(panel: Panel, entry: PanelEntry, report: dict, models: set[str]
     return rows
 
 
-def snapshot_import(*, root: Path, panel: Panel, evaluated: set[str] = frozenset()
-                    ) -> SnapshotReport:
-    """Import the snapshot at `root` as outside outcomes of `panel`, all or nothing.
-
-    `evaluated`: names of players evaluated here on the panel; a snapshot model of such a
-    name is refused (its outcomes would mix with the evaluation's)."""
+def snapshot_check(*, root: Path, panel: Panel) -> SnapshotPlan:
+    """Read and check the snapshot at `root` for `panel`, writing nothing; raises PanelError
+    naming the version. A model named like a player evaluated here on the panel is refused:
+    its outcomes would mix with that player's own plays."""
     root = root.resolve()
-    matrix = read_json_file(root / "run.json", "run.json")
+    budget = ImportBudget()
+    try:
+        matrix = json_of(untrusted_read_path(root / "run.json", what="run.json", kind=MANIFEST,
+                                             budget=budget), "run.json")
+    except UntrustedFileError as error:
+        raise PanelError(str(error)) from None
     if not isinstance(matrix, dict) or not isinstance(matrix.get("models"), list) \
             or not isinstance(matrix.get("environments"), list):
         raise PanelError("run.json needs models [{name}] and environments [{path, designer, "
@@ -126,28 +146,42 @@ def snapshot_import(*, root: Path, panel: Panel, evaluated: set[str] = frozenset
     if not models or any(not isinstance(name, str) or not 0 < len(name) <= 100
                          for name in models) or len(set(models)) != len(models):
         raise PanelError("run.json: every model needs a distinct name")
-    clashing = sorted(set(models) & set(evaluated))
-    if clashing:
-        raise PanelError(f"run.json: {', '.join(clashing)} was evaluated here on this panel; "
-                         "outside outcomes under the same name would mix with it")
-    entries = {entry.entry_id: entry for entry in panel_entries(panel)}
+    outside_names_check(panel=panel, names=models, where="run.json")
+    entries = {entry.entry_id: entry for entry in panel_entries(panel).defer(
+        "class_source", "environment__source")}
     rows: list[OutsideOutcome] = []
     seen: set[str] = set()
     for item in matrix["environments"]:
         path = item.get("path") if isinstance(item, dict) else None
         if not isinstance(path, str) or not path:
             raise PanelError("run.json: an environment has no path")
-        entry, folder = snapshot_version(root, path, entries)
+        entry = snapshot_version(path, entries)
         if entry.entry_id in seen:
             raise PanelError(f"version {entry.entry_id}: listed twice in run.json")
         seen.add(entry.entry_id)
         try:
-            rows += outcome_rows(panel, entry, version_check(entry, folder), set(models))
-        except PanelError as error:
+            rows += outcome_rows(panel, entry, version_check(root, entry, budget), set(models))
+        except (PanelError, UntrustedFileError) as error:
             raise PanelError(f"version {entry.entry_id}: {error}") from None
         if len(rows) > MAX_EPISODES:
             raise PanelError(f"the snapshot holds over {MAX_EPISODES} episodes")
-    return outcomes_write(panel=panel, rows=rows, models=models, versions=len(seen))
+    return SnapshotPlan(panel=panel, rows=rows, models=models, versions=len(seen))
+
+
+def outside_names_check(*, panel: Panel, names: list[str], where: str) -> None:
+    """Refuse outside outcomes under the name of a player with plays of its own on `panel`."""
+    clashing = sorted(set(names) & panel_evaluated_names(panel=panel))
+    if clashing:
+        raise PanelError(f"{where}: {', '.join(clashing)} was evaluated here on this panel; "
+                         "outside outcomes under the same name would mix with its own plays "
+                         "(rename the model in the snapshot)")
+
+
+def snapshot_import(*, root: Path, panel: Panel) -> SnapshotReport:
+    """Import the snapshot at `root` as outside outcomes of `panel`, all or nothing."""
+    plan = snapshot_check(root=root, panel=panel)
+    return outcomes_write(panel=panel, rows=plan.rows, models=plan.models,
+                          versions=plan.versions)
 
 
 def outcome_key(row: OutsideOutcome) -> tuple[Any, ...]:

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from duels.studies.answer import role_table_rows
+
 TABLES: dict[str, str] = {
+    "solvers": "solvers: their figures, shared ranks and rank ranges",
+    "setters": "setters: their figures, shared ranks and rank ranges",
     "models": "every player's figures and ranks",
     "environments": "per-version figures",
     "results": "per version and player: pass rates in both conditions, hint gain",
@@ -23,6 +27,10 @@ def _results(figures: dict) -> list[dict]:
 
 
 _ROWS: dict[str, Callable[[dict], list[dict]]] = {
+    "solvers": lambda figures: role_table_rows(models=figures.get("models") or [],
+                                               role="solvers"),
+    "setters": lambda figures: role_table_rows(models=figures.get("models") or [],
+                                               role="setters"),
     "models": lambda figures: list(figures.get("models") or []),
     "environments": lambda figures: list(figures.get("environments") or []),
     "results": _results,

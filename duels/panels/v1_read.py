@@ -19,23 +19,35 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from duels.bounds import HINT_CHARS
+from duels.exchange.identifiers import IdentifierError, entry_id_check
+from duels.exchange.trainers.envduels_v1 import CLASS_NAME, design_class_file
+from duels.exchange.untrusted import (
+    CLASS_FILE,
+    MANIFEST,
+    SOURCE,
+    ImportBudget,
+    UntrustedFileError,
+    json_of,
+    untrusted_json,
+    untrusted_read,
+    untrusted_read_path,
+)
+from duels.models import content_hash
 from duels.panels.errors import PanelError
 from duels.panels.manifest import HINT_KEYS, ManifestRow
 
 FORMAT_VERSION = 1
-MAX_MANIFEST_BYTES = 16 * 1024 * 1024
-MAX_FILE_BYTES = 1024 * 1024
 MAX_ENVIRONMENTS = 2000
 MAX_SEEDS = 1000
 SEED_RANGE = 2**63
-ID_PATTERN = re.compile(r"^[A-Za-z0-9._\-]+(/[A-Za-z0-9._\-]+)*$")
-IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}\Z")
 GENERATED_BASE = "EnvDuelsDesign"
 
 
@@ -52,29 +64,6 @@ class ExportEntry:
     title: str
 
 
-def read_json_file(path: Path, what: str) -> Any:
-    try:
-        size = path.stat().st_size
-    except OSError:
-        raise PanelError(f"{what} is missing ({path.name})") from None
-    if size > (MAX_MANIFEST_BYTES if path.name == "manifest.json" else MAX_FILE_BYTES):
-        raise PanelError(f"{what} is too large ({size} bytes)")
-    try:
-        return json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise PanelError(f"{what} is not valid JSON: {str(error)[:200]}") from None
-
-
-def inside(root: Path, relative: Any, what: str) -> Path:
-    """`root / relative`, refused unless it stays inside the export."""
-    if not isinstance(relative, str) or not relative or "\x00" in relative:
-        raise PanelError(f"{what} is not a path inside the export")
-    path = (root / relative).resolve()
-    if not path.is_relative_to(root):
-        raise PanelError(f"{what} ({relative[:120]}) points outside the export")
-    return path
-
-
 def text_of(data: bytes, what: str) -> str:
     try:
         text = data.decode("utf-8")
@@ -88,9 +77,14 @@ def text_of(data: bytes, what: str) -> str:
 def export_read(root: Path) -> list[ExportEntry]:
     """Every entry of the export at `root`, checked; raises PanelError naming the entry."""
     root = root.resolve()
-    if not (root / "manifest.json").is_file():
-        raise PanelError(f"{root} has no manifest.json: not an envduels-v1 export")
-    manifest = read_json_file(root / "manifest.json", "manifest.json")
+    budget = ImportBudget()
+    try:
+        manifest = json_of(untrusted_read_path(root / "manifest.json", what="manifest.json",
+                                               kind=MANIFEST, budget=budget), "manifest.json")
+    except UntrustedFileError as error:
+        if not os.path.lexists(root / "manifest.json"):
+            raise PanelError(f"{root} has no manifest.json: not an envduels-v1 export") from None
+        raise PanelError(str(error)) from None
     if not isinstance(manifest, dict):
         raise PanelError("manifest.json is not a JSON object")
     version = manifest.get("format_version")
@@ -105,11 +99,11 @@ def export_read(root: Path) -> list[ExportEntry]:
                          f"{MAX_ENVIRONMENTS} are read")
     entries, seen = [], set()
     for number, row in enumerate(rows, start=1):
-        label = (f"entry {row['id'][:200]}" if isinstance(row, dict) and isinstance(
+        label = (f"entry {row['id'][:200]!r}" if isinstance(row, dict) and isinstance(
             row.get("id"), str) else f"entry {number}")
         try:
-            entry = entry_read(root, row)
-        except PanelError as error:
+            entry = entry_read(root, row, budget)
+        except (PanelError, UntrustedFileError, IdentifierError) as error:
             raise PanelError(f"{label}: {error}") from None
         if entry.row.id in seen:
             raise PanelError(f"{label}: the id appears twice in manifest.json")
@@ -118,19 +112,26 @@ def export_read(root: Path) -> list[ExportEntry]:
     return entries
 
 
-def entry_read(root: Path, row: Any) -> ExportEntry:
+def export_claimed_hash(root: Path) -> str | None:
+    """The manifest hash an export EnvDuels wrote claims for its panel (`panel.manifest_sha256`
+    in manifest.json), else None (the original harness claims none)."""
+    try:
+        manifest = json_of(untrusted_read_path(root.resolve() / "manifest.json",
+                                               what="manifest.json", kind=MANIFEST),
+                           "manifest.json")
+    except UntrustedFileError as error:
+        raise PanelError(str(error)) from None
+    panel = manifest.get("panel") if isinstance(manifest, dict) else None
+    claim = panel.get("manifest_sha256") if isinstance(panel, dict) else None
+    return claim if isinstance(claim, str) else None
+
+
+def entry_read(root: Path, row: Any, budget: ImportBudget) -> ExportEntry:
     if not isinstance(row, dict):
         raise PanelError("is not a JSON object")
-    env_id = row.get("id")
-    if not isinstance(env_id, str) or len(env_id) > 300 or not ID_PATTERN.match(env_id) \
-            or ".." in env_id.split("/"):
-        raise PanelError("id must be a relative path of letters, digits, '.', '-' and '_'")
-    source = inside(root, row.get("source"), "source")
-    if not source.is_file():
-        raise PanelError(f"source {row['source'][:200]} is missing")
-    if source.stat().st_size > MAX_FILE_BYTES:
-        raise PanelError(f"source is over {MAX_FILE_BYTES} bytes")
-    data = source.read_bytes()
+    env_id = entry_id_check(row.get("id"))
+    data = untrusted_read(root, row.get("source"), what="source", kind=CLASS_FILE,
+                          budget=budget)
     digest = hashlib.sha256(data).hexdigest()
     if row.get("source_sha256") != digest:
         raise PanelError(f"source_sha256 {str(row.get('source_sha256'))[:64]} does not match "
@@ -148,10 +149,15 @@ def entry_read(root: Path, row: Any) -> ExportEntry:
         raise PanelError("domain must be a name of at most 60 characters")
     if not isinstance(split, str) or len(split) > 40:
         raise PanelError("split must be text of at most 40 characters")
-    metadata = document(root, row.get("metadata"), "metadata")
+    metadata = document(root, row.get("metadata"), "metadata", budget)
     seeds = seeds_read(metadata.get("benchmark_seeds"))
-    hints = hints_read(root, row.get("privileged"), env_id)
+    hints = hints_read(root, row.get("privileged"), env_id, budget)
     design_source, design_max_steps = generated_design(class_source, class_name)
+    played = class_source if design_source is None else design_source
+    if len(played.encode("utf-8")) > SOURCE.limit:
+        raise PanelError(f"the {'class file' if design_source is None else 'design it carries'}"
+                         f" is {len(played.encode('utf-8')):,} bytes; an environment's source is "
+                         f"at most {SOURCE.limit // 1024} KiB")
     title = metadata.get("title") if isinstance(metadata.get("title"), str) else ""
     return ExportEntry(
         row=ManifestRow(id=env_id, author=author, domain=domain, split=split,
@@ -161,11 +167,11 @@ def entry_read(root: Path, row: Any) -> ExportEntry:
         design_max_steps=design_max_steps, title=(title or env_id)[:200])
 
 
-def document(root: Path, value: Any, what: str) -> dict:
+def document(root: Path, value: Any, what: str, budget: ImportBudget) -> dict:
     """A row's `metadata` or `privileged`: the JSON file it names, or the object itself."""
     if isinstance(value, dict):
         return value
-    loaded = read_json_file(inside(root, value, what), f"{what} {str(value)[:200]}")
+    loaded = untrusted_json(root, value, what=f"{what} {str(value)[:200]}", budget=budget)
     if not isinstance(loaded, dict):
         raise PanelError(f"{what} is not a JSON object")
     return loaded
@@ -186,11 +192,11 @@ def seeds_read(seeds: Any) -> tuple[int, ...]:
     return tuple(seeds)
 
 
-def hints_read(root: Path, value: Any, env_id: str) -> dict[str, str]:
+def hints_read(root: Path, value: Any, env_id: str, budget: ImportBudget) -> dict[str, str]:
     """The hints as privileged.json has them: one `hint`, or `hint_1` and `hint_2`."""
     if value is None:
         return {}
-    privileged = document(root, value, "privileged")
+    privileged = document(root, value, "privileged", budget)
     if privileged.get("environment_id") != env_id:
         raise PanelError("privileged.environment_id is not the row's id")
     hints = privileged.get("hints")
@@ -206,27 +212,39 @@ def hints_read(root: Path, value: Any, env_id: str) -> dict[str, str]:
 
 
 def generated_design(class_source: str, class_name: str) -> tuple[str | None, int | None]:
-    """(design source, its MAX_STEPS) when the class file is one EnvDuels generated (the
-    runtime's `EnvDuelsDesign`, then `class NAME(EnvDuelsDesign)` setting DESIGN_SOURCE and
-    MAX_STEPS to literals), else (None, None). Read from the syntax tree, never run."""
+    """(design source, its MAX_STEPS) when the class file is exactly the one this EnvDuels
+    generates for the design it carries (duels/exchange/trainers/envduels_v1.py), else
+    (None, None): then the class itself is played, as any other harness runs it. A file that
+    only looks generated (another base class, a `step` of its own, another runtime) is never
+    played as the design it claims. Read from the syntax tree, never run."""
+    if class_name != CLASS_NAME:
+        return None, None
     try:
         tree = ast.parse(class_source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None, None
-    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-    design_class = classes.get(class_name)
-    if GENERATED_BASE not in classes or design_class is None or [
-            getattr(base, "id", None) for base in design_class.bases] != [GENERATED_BASE]:
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    if not classes or classes[-1].name != class_name or [
+            getattr(base, "id", None) for base in classes[-1].bases] != [GENERATED_BASE]:
         return None, None
     values: dict[str, Any] = {}
-    for statement in design_class.body:
+    for statement in classes[-1].body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], ast.Name):
             try:
                 values[statement.targets[0].id] = ast.literal_eval(statement.value)
-            except (ValueError, TypeError, SyntaxError, RecursionError):
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                 continue
-    source, max_steps = values.get("DESIGN_SOURCE"), values.get("MAX_STEPS")
-    if not isinstance(source, str) or type(max_steps) is not int or "\x00" in source:
+    source, max_steps, design_id = (values.get("DESIGN_SOURCE"), values.get("MAX_STEPS"),
+                                    values.get("DESIGN_ID"))
+    if not isinstance(source, str) or type(max_steps) is not int or not isinstance(
+            design_id, str) or "\x00" in source:
+        return None, None
+    try:
+        expected = design_class_file(source=source, env_id=design_id,
+                                     content_hash=content_hash(source), max_steps=max_steps)
+    except UnicodeEncodeError:
+        return None, None
+    if expected != class_source:
         return None, None
     return source, max_steps

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from duels.players import reading
 from duels.players.base import Completion, Message, PlayerError
 from duels.players.prompts import PLAYER_CHECK_MESSAGES
 
@@ -83,71 +84,16 @@ def player_check_messages(*, protocol: str) -> list[Message]:
 
 # --- text protocol -----------------------------------------------------------------------------
 
-# A reasoning section, closed or running to the end of the reply (a reply cut off mid-thought).
-_REASONING = re.compile(
-    r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
-)
-# A reply that opens inside reasoning (the template sent `<think>`) shows only its end tag.
-_REASONING_END = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
-# An ACTION line: optional quote marks (`>`), list marker (`-`, `*`, `1.`) or heading, optional
-# bold/italic/backtick opening, the word in any case, the colon (ASCII or full-width, inside or
-# outside the emphasis), then the action.
-# An emoji or pictograph may come first (👉 ACTION: …), and no-break spaces around the colon
-# (French typography writes "ACTION : …" with one).
-_PICTOGRAPHS = ("\u2190-\u21ff\u2300-\u23ff\u2460-\u27bf\u2900-\u2bff\U0001f000-\U0001faff"
-                "\ufe0f\u200d")
-_SPACE = "[ \\t\u00a0\u202f\u2007]"
-_ACTION_LINE = re.compile(
-    rf"^{_SPACE}*(?:>{_SPACE}*)*(?:[{_PICTOGRAPHS}]+{_SPACE}*)?(?:[-*+]{_SPACE}+|\d{{1,3}}[.)]"
-    rf"{_SPACE}+)?(?:\#{{1,6}}{_SPACE}+)?(?:[{_PICTOGRAPHS}]+{_SPACE}*)?"
-    rf"(?P<open>[*_`]*){_SPACE}*action{_SPACE}*(?P<close>[*_]*){_SPACE}*[:\uff1a](?P<rest>.*)$",
-    re.IGNORECASE | re.MULTILINE,
-)
 # The action in tags, as some models answer: <action>look</action> (or <answer>…</answer>).
-_ACTION_TAG = re.compile(r"<(action|answer)>(.*?)</\1\s*>", re.DOTALL | re.IGNORECASE)
-# End-of-turn tokens of chat templates that small open models leak into their text:
-# <|im_end|>, <|eot_id|>, <|end|>, <|endoftext|>, </s>, <end_of_turn>, <eos>, DeepSeek's
-# <｜end▁of▁sentence｜>, Cohere's <|END_OF_TURN_TOKEN|>, Llama 2's [/INST].
-_TEMPLATE_TOKEN_AT_END = re.compile(
-    r"(?:\s*(?:<\|[A-Za-z_]{1,40}\|>|<\uff5c[^<>\uff5c]{1,40}\uff5c>|</s>|<eos>|"
-    r"<end_of_turn>|\[/INST\]))+\s*\Z", re.IGNORECASE)
-_REASONING_TAG = re.compile(r"</?(?:think|thinking|reasoning)>", re.IGNORECASE)
-_FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*$")
-_PAIRS = {'"': '"', "'": "'", "`": "`", "<": ">", "\u201c": "\u201d", "\u2018": "\u2019"}
-
-
-# Chat-template channels (gpt-oss's harmony format): `<|channel|>analysis<|message|>…` is
-# reasoning, `<|channel|>final<|message|>…` the answer.
-_CHANNEL = re.compile(r"<\|channel\|>[ \t]*(\w+)[^<\n]{0,80}?(?:<\|constrain\|>[^<]{0,40})?"
-                      r"<\|message\|>", re.IGNORECASE)
-_CHANNEL_END = re.compile(r"<\|(?:end|start|channel|return|call)\|>", re.IGNORECASE)
-# A turn's opening (`<|im_start|>assistant`, `<|start|>assistant`) and any other template token.
-_TURN_OPENING = re.compile(r"<\|(?:im_start|start)\|>[ \t]*(?:assistant|user|system|developer)?",
-                           re.IGNORECASE)
-_TEMPLATE_TOKEN = re.compile(r"<\|[A-Za-z_]{1,40}\|>|<\uff5c[^<>\uff5c]{1,40}\uff5c>")
-REASONING_CHANNELS = ("analysis", "commentary", "thinking", "reasoning")
+_ACTION_TAG = re.compile(r"<(action|answer)>((?:(?!<(?:action|answer)>).)*?)</\1\s*>",
+                         re.DOTALL | re.IGNORECASE)
 # LaTeX an answer may be wrapped in: \boxed{\text{go north}}, $\boxed{look}$.
 _BOXED = re.compile(r"\\boxed\s*\{")
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|texttt|textrm|mathrm|mathtt|mathit|mbox)"
                          r"\s*\{([^{}]*)\}")
 _LATEX_ESCAPES = {"\\_": "_", "\\&": "&", "\\%": "%", "\\#": "#", "\\$": "$", "\\{": "{",
                   "\\}": "}", "\\ ": " ", "~": " "}
-
-
-def _template_unwrapped(text: str) -> str:
-    """The reply without chat-template tokens: reasoning channels dropped, the final channel's
-    text kept, every other token (`<|im_start|>assistant`, `<|message|>`…) a line break."""
-    channels = list(_CHANNEL.finditer(text))
-    for channel in reversed(channels):
-        if channel.group(1).lower() in REASONING_CHANNELS:
-            end = _CHANNEL_END.search(text, channel.end())
-            text = text[:channel.start()] + "<think>" + text[
-                channel.end():end.start() if end else len(text)] + "</think>" + (
-                text[end.start():] if end else "")
-        else:
-            text = text[:channel.start()] + "\n" + text[channel.end():]
-    text = _TURN_OPENING.sub("\n", text)
-    return _TEMPLATE_TOKEN.sub("\n", text)
+LABEL = "ACTION:"
 
 
 def _braced(text: str, start: int) -> str | None:
@@ -192,63 +138,20 @@ def _unboxed(action: str) -> str:
 
 
 def action_clean(raw: str) -> str:
-    """Strip surrounding whitespace (CR included), chat-template tokens at the end (`<|im_end|>`,
-    `</s>`...), one matching pair of surrounding quotes, backticks or angle brackets, and a
-    LaTeX `\\boxed{}` (with `\\text{}` inside); bound the result to MAX_ACTION_CHARS."""
-    action = _TEMPLATE_TOKEN_AT_END.sub("", raw).strip()
-    if len(action) >= 2 and _PAIRS.get(action[0]) == action[-1]:
-        action = action[1:-1].strip()
-    action = _unboxed(action)
+    """The normalised action that is sent: NFKC, no invisible characters, no special tokens,
+    no markup, no surrounding emphasis, code marks, quotes or angle brackets (one pair), no
+    LaTeX box (`\\boxed{\\text{go north}}`), cut to MAX_ACTION_CHARS."""
+    text = reading.text_normalised(raw).text
+    action = reading.value_clean(text)
+    unboxed = _unboxed(action)
+    if unboxed != action:
+        action = reading.value_clean(unboxed)
     return action[:MAX_ACTION_CHARS]
-
-
-def _outside_reasoning(text: str) -> str:
-    """The reply with reasoning sections removed."""
-    ends = list(_REASONING_END.finditer(text))
-    opened = re.search(r"<(?:think|thinking|reasoning)>", text, re.IGNORECASE)
-    if ends and (opened is None or opened.start() > ends[0].start()):
-        text = text[ends[0].end():]  # everything before a lone end tag was reasoning
-    return _REASONING.sub("\n", text)
-
-
-def _line_rest(match: re.Match[str]) -> str:
-    """The text after an ACTION label, with the label's own emphasis closed off."""
-    rest = match.group("rest")
-    opening = match.group("open")
-    if opening and not match.group("close"):
-        # `**Action:** x`: the emphasis closes right after the colon.
-        closing = opening[::-1]
-        if rest.lstrip().startswith(closing):
-            return rest.lstrip()[len(closing):]
-    if opening and rest.rstrip().endswith(opening[::-1]):
-        # `**ACTION: x**` or `` `ACTION: x` ``: the emphasis wraps the whole line.
-        return rest.rstrip()[: -len(opening)]
-    return rest
-
-
-def _following(text: str, position: int) -> str:
-    """The action written after an empty `ACTION:`: a fenced block, or the next line (one
-    blank line may come between)."""
-    lines = text[position:].split("\n")[1:]
-    if lines and not lines[0].strip():
-        lines = lines[1:]
-    if not lines or _ACTION_LINE.match(lines[0]):
-        return ""
-    fence = _FENCE_OPEN.match(lines[0])
-    if fence is None:
-        return lines[0]
-    marker = fence.group(1)
-    body = []
-    for line in lines[1:]:
-        if line.strip().startswith(marker[0] * len(marker)) and not line.strip().strip(marker[0]):
-            return "\n".join(body)
-        body.append(line)
-    return ""  # an unclosed fence: nothing certain to send
 
 
 def _json_action(text: str) -> str | None:
     """The `action` of the last JSON object in `text` that has a string `action` key."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)  # a line break inside a string is still read
     starts = [match.start() for match in re.finditer(r"\{", text)][-MAX_JSON_CANDIDATES:]
     for start in reversed(starts):
         try:
@@ -267,49 +170,70 @@ def _tag_action(text: str) -> str:
     if not chosen:
         return ""
     inner = chosen[-1].group(2)
-    labelled = _ACTION_LINE.search(inner)
-    return action_clean(_line_rest(labelled) if labelled else inner)
+    stated = reading.statement_chosen(inner, reading.statements_find(inner, concept="action"))
+    return action_clean(stated.value if stated.statement is not None else inner)
+
+
+def _seen(normalised: reading.Normalised) -> str:
+    return f"; the reply was read after removing {' and '.join(normalised.seen)}" \
+        if normalised.seen else ""
+
+
+def _unlabelled_action(visible: str) -> str:
+    """The action of a reply with no labelled statement: the last <action> (or <answer>) tag,
+    else the last JSON object with an "action" key, else the last LaTeX box."""
+    tagged = _tag_action(visible)
+    if tagged:
+        return tagged
+    json_action = _json_action(visible)
+    if json_action is not None and action_clean(json_action):
+        return action_clean(json_action)
+    boxed = _last_boxed(visible)
+    return action_clean(f"\\boxed{{{boxed}}}") if boxed is not None else ""
 
 
 def action_from_text(reply: str) -> ParsedAction:
     """Read the action of a text-protocol reply, or say why there is none.
 
-    The last `ACTION:` line outside reasoning wins (any case; plain, bold, quoted, backticked or
-    a list item; a full-width colon too); after an empty `ACTION:` the action may follow on the
-    next line or in a fence; without any ACTION line, the last `<action>` (or `<answer>`) tag,
-    then a JSON object with an `action` key, then the last LaTeX `\\boxed{}` is read. Chat-template
-    tokens are read as a model's template means them (`<|channel|>analysis` is reasoning,
-    `<|channel|>final<|message|>` and `<|im_start|>assistant` open the answer).
+    The reply is normalised and its statements found by the one reading pipeline
+    (duels/players/reading.py): the last statement of an action outside reasoning wins (any
+    label of the grammar: `ACTION:`, `Next action:`, `Final answer:`, `Acción:`, `动作：`…,
+    plain, bold, quoted, a list item, a table row or `action = "…"`); after an empty one the
+    action may follow on the next line or in a fence; statements on consecutive lines that
+    disagree are refused. Without any statement, the last `<action>` (or `<answer>`) tag, then
+    a JSON object with an `action` key, then the last LaTeX `\\boxed{}` is read.
     """
-    text = _template_unwrapped(reply.replace("\r\n", "\n").replace("\r", "\n"))
-    visible = _outside_reasoning(text)
-    matches = list(_ACTION_LINE.finditer(visible))
-    if matches:
-        last = matches[-1]
-        action = action_clean(_line_rest(last))
-        if not action:
-            action = action_clean(_following(visible, last.start()))
+    normalised = reading.text_normalised(reply)
+    seen = _seen(normalised)
+    visible = reading.markup_reduced(reading.text_outside_reasoning(normalised.text))
+    chosen = reading.statement_chosen(visible, reading.statements_find(visible, concept="action"))
+    if chosen.disagreeing:
+        shown = ", ".join(repr(value[:60]) for value in chosen.disagreeing[:4])
+        return ParsedAction(action="", format_error=(
+            f"the reply ends with {len(chosen.disagreeing)} different actions on consecutive "
+            f"lines ({shown}); send exactly one action per turn{seen}"))
+    if chosen.statement is not None:
+        action = action_clean(chosen.value)
         if action:
             return ParsedAction(action=action)
         return ParsedAction(action="", format_error=(
             "the last ACTION: line has no action after it (nor on the next line or in a "
-            "fence below it)"))
-    tagged = _tag_action(visible)
-    if tagged:
-        return ParsedAction(action=tagged)
-    json_action = _json_action(visible)
-    if json_action is not None and action_clean(json_action):
-        return ParsedAction(action=action_clean(json_action))
-    boxed = _last_boxed(visible)
-    if boxed is not None and action_clean(f"\\boxed{{{boxed}}}"):
-        return ParsedAction(action=action_clean(f"\\boxed{{{boxed}}}"))
-    if _ACTION_LINE.search(_REASONING_TAG.sub("\n", text)):
+            f"fence below it){seen}"))
+    action = _unlabelled_action(visible)
+    if action:
+        return ParsedAction(action=action)
+    whole = reading.markup_reduced(reading.REASONING_TAG.sub("\n", normalised.text))
+    if reading.statements_find(whole, concept="action"):
         return ParsedAction(action="", format_error=(
             "the only ACTION: lines are inside a reasoning section (<think>…</think>), "
-            "which is not read"))
+            f"which is not read{seen}"))
+    if not visible.strip() and whole.strip():
+        return ParsedAction(action="", format_error=(
+            "the reply has no content outside its reasoning section (<think>…</think>), "
+            f"which is not read: write ACTION: <action> after the reasoning{seen}"))
     return ParsedAction(action="", format_error=(
         "the reply has no ACTION: line (nor an <action> tag or a JSON object with an "
-        "\"action\" key)"))
+        f"\"action\" key){seen}"))
 
 
 # --- tool protocol -----------------------------------------------------------------------------

@@ -14,28 +14,19 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from duels.bounds import SOURCE_BYTES
+from duels.players import reading
 from duels.players.base import PlayerError
 
-MAX_SOURCE_BYTES = 64 * 1024
+MAX_SOURCE_BYTES = SOURCE_BYTES
 UNTITLED = "Untitled environment"
 PYTHON_TAGS = frozenset({"python", "py", "python3"})
 # A fence-looking line inside a module's string is tested against the tokenizer at most this
 # many times per block (each test reads the block so far), which bounds a hostile answer's cost.
 MAX_STRING_CHECKS = 64
 
-_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
-_REASONING_CLOSE = re.compile(r"</(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
 _OPENING = re.compile(r"^( {0,3})(`{3,}|~{3,})[ \t]*(.*?)[ \t]*$")
 _CLASS_ENVIRONMENT = re.compile(r"^class[ \t]+Environment\b", re.MULTILINE)
-# A label line: optional heading marks, optional bold/italic marks around the word and colon.
-_LABEL = r"^ {{0,3}}(?:#{{1,6}}[ \t]*)?[*_]{{0,2}}[ \t]*(?:{words})[ \t]*[*_]{{0,2}}[ \t]*{colon}"
-_TITLE = re.compile(_LABEL.format(words="title", colon=":") + r"(.*)$", re.IGNORECASE)
-_KIND = re.compile(_LABEL.format(words="kind", colon=":") + r"(.*)$", re.IGNORECASE)
-_HINT = re.compile(_LABEL.format(words="(?:privileged[ \t]+)?hint", colon=":") + r"(.*)$",
-                   re.IGNORECASE)
-# A heading or a bold line that is the word Hint alone: the hint follows it.
-_HINT_ALONE = re.compile(_LABEL.format(words="(?:privileged[ \t]+)?hint", colon="") + r"$",
-                         re.IGNORECASE)
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]")
 
 
@@ -70,13 +61,30 @@ class Block:
 
 
 def answer_text_normalised(text: str) -> str:
-    """The answer with \\n line endings and without inline reasoning sections."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _REASONING.sub("", text)
-    # A reasoning section whose opening tag was part of the prompt template ends in a lone
-    # closing tag: everything before the last one is reasoning.
-    closings = list(_REASONING_CLOSE.finditer(text))
-    return text[closings[-1].end():] if closings else text
+    """The answer after the reading pipeline's first step (duels/players/reading.py): \\n line
+    endings, special tokens and wrappers read as line breaks, reasoning sections removed, and
+    invisible characters removed everywhere but inside fenced blocks (a module's strings are
+    the setter's to write). The module is never NFKC-normalised."""
+    return _answer_normalised(text).text
+
+
+def _answer_normalised(text: str) -> reading.Normalised:
+    unified = reading.text_normalised(text, compatibility=False, invisible=False)
+    outside = reading.text_outside_reasoning(unified.text)
+    cleaned = "\n".join(_invisible_removed_outside_blocks(outside))
+    seen = (*unified.seen, "invisible characters") if cleaned != outside else unified.seen
+    return reading.Normalised(text=cleaned, seen=seen)
+
+
+def _invisible_removed_outside_blocks(text: str) -> list[str]:
+    """The lines of `text`, invisible characters removed from each line that is not inside a
+    fenced block's body (found once the fence lines themselves are clean)."""
+    raw = text.split("\n")
+    clean = [reading.invisible_removed(line) for line in raw]
+    inside = set()
+    for block in fenced_blocks(clean):
+        inside.update(range(block.line, block.end - 1 if block.closed else block.end))
+    return [raw[number] if number in inside else line for number, line in enumerate(clean)]
 
 
 def _ends_inside_string(source: str) -> bool:
@@ -133,8 +141,13 @@ def _prose_lines(lines: list[str], blocks: list[Block]) -> list[tuple[int, str]]
     return [(number, line) for number, line in enumerate(lines, start=1) if number not in inside]
 
 
-def _label_value(raw: str) -> str:
-    return raw.strip("*_ \t")
+def _stated(prose: list[tuple[int, str]], concept: str) -> str:
+    """The value the prose states for `concept` (title, kind), chosen as for an action."""
+    statements = [statement for position, (_, line) in enumerate(prose)
+                  if (statement := reading.line_statement(line, concept=concept,
+                                                          number=position)) is not None]
+    text = "\n".join(line for _, line in prose)
+    return reading.statement_chosen(text, statements).value
 
 
 def _kind_slug(raw: str) -> str:
@@ -204,10 +217,10 @@ def _hint_sections(prose: list[tuple[int, str]], blocks: list[Block], module: Bl
     the next paragraph or the unlabelled fenced block right after it."""
     sections = []
     for position, (number, line) in enumerate(prose):
-        match = _HINT.match(line)
-        if match is None and not _HINT_ALONE.match(line):
+        statement = reading.line_statement(line, concept="hint")
+        if statement is None:
             continue
-        rest = _label_value(match.group(1)) if match else ""
+        rest = "" if statement.empty else reading.value_clean(statement.value)
         if rest:
             more, _ = _paragraph(prose, position + 1) if (
                 position + 1 < len(prose) and prose[position + 1][0] == number + 1
@@ -278,12 +291,49 @@ def _outer_fence_unwrapped(lines: list[str]) -> list[str]:
     return lines[:outer.line - 1] + inner + lines[after:]
 
 
-def parse_setter_answer(text: str) -> SetterAnswer:
+def parse_setter_answer(text: str, *, reasoning: str = "") -> SetterAnswer:
     """Read title, kind, module and hint from a setter's answer (forms: docs/environments.md).
 
-    Raises SetterFormatError with a message that says what was found and what is missing.
+    `reasoning` is what the provider returned apart from the reply (never read; named in the
+    message when the reply itself is empty). Raises SetterFormatError with a message that says
+    what was found and what is missing, and what the reading removed first (special tokens,
+    invisible characters).
     """
-    lines = _outer_fence_unwrapped(answer_text_normalised(text).split("\n"))
+    normalised = _answer_normalised(text)
+    if not normalised.text.strip():
+        raise SetterFormatError(_empty_problem(text if text.strip() else reasoning,
+                                               apart=not text.strip() and bool(reasoning)))
+    try:
+        return _answer_read(_outer_fence_unwrapped(normalised.text.split("\n")))
+    except SetterFormatError as error:
+        if not normalised.seen:
+            raise
+        removed = " and ".join(normalised.seen)
+        raise SetterFormatError(f"{error} (The answer was read after removing {removed}.)") \
+            from None
+
+
+def _empty_problem(text: str, *, apart: bool) -> str:
+    """What a setter is told when nothing is left of its answer outside reasoning: `text` is
+    the reply (or, when `apart`, the reasoning returned apart from an empty reply)."""
+    whole = reading.text_normalised(text).text
+    if apart:
+        inside = fenced_blocks(whole.split("\n"))
+        held = f"; the reasoning holds {_found(inside)}" if inside else ""
+        return ("The answer is empty: the model returned only reasoning, apart from the reply, "
+                f"which is not read{held}. Write the whole answer as the reply itself.")
+    if not reading.REASONING_TAG.sub("", whole).strip():
+        return ("The answer is empty: the reply has no content (reasoning a provider returns "
+                "apart from the reply is never read). Write the whole answer as the reply.")
+    inside = fenced_blocks(reading.REASONING_TAG.sub("", whole).split("\n"))
+    held = f"; the reasoning holds {_found(inside)}" if inside else ""
+    return ("The answer has no content outside its reasoning section (<think>…</think>), "
+            f"which is not read{held}. Write the whole answer after the reasoning, outside "
+            "any <think> section.")
+
+
+def _answer_read(lines: list[str]) -> SetterAnswer:
+    """Title, kind, module and hint from a normalised answer's lines."""
     blocks = fenced_blocks(lines)
     module = _module_block(blocks)
     if not module.closed:
@@ -301,8 +351,7 @@ def parse_setter_answer(text: str) -> SetterAnswer:
                                 "bytes. Send a shorter module.")
     prose = _prose_lines(lines, blocks)
     hint = _hint(prose, blocks, module)
-    title = next((_label_value(m.group(1)) for _, line in prose if (m := _TITLE.match(line))), "")
-    kind = next((_label_value(m.group(1)) for _, line in prose if (m := _KIND.match(line))), "")
+    title, kind = _stated(prose, "title"), _stated(prose, "kind")
     warnings = () if title else (
         f"the answer gives no title (no TITLE: line); it is shown as '{UNTITLED}'",)
     return SetterAnswer(title=title[:200] or UNTITLED, source=source + "\n", hint=hint,

@@ -122,7 +122,8 @@ class AnthropicPlayer(SDKPlayer):
         # for endpoints and gateways that still accept them; `effort` maps to output_config.
         system, turns = anthropic_messages(messages)
         options: dict[str, Any] = {
-            "model": self.model, "max_tokens": self.max_tokens(max_tokens), "messages": turns,
+            "model": self.model, "max_tokens": self.max_tokens(max_tokens, messages),
+            "messages": turns,
         }
         if self.caching and any(turn["role"] == "assistant" for turn in turns):
             system, options["messages"] = cache_breakpoints(system, turns)

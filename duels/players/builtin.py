@@ -159,7 +159,7 @@ class BuiltinPlayer(ChatPlayer):
         system = next((m["content"] for m in messages if m.get("role") == "system"), "")
         users = [m["content"] for m in messages if m.get("role") == "user"]
         last_user = users[-1] if users else ""
-        if "Reply with exactly: ACTION: ready" in last_user:
+        if prompts.PLAYER_CHECK_MESSAGES[-1]["content"] in last_user:
             return "check", "ACTION: ready"
         if prompts.SETTER_ROLE_LINE in system:
             return self._setter_turn(messages, users)

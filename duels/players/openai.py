@@ -13,7 +13,7 @@ from duels.players.actions import ACT_TOOL_DESCRIPTION, ACT_TOOL_NAME, ACT_TOOL_
 from duels.players.base import Message, PartialReply, PlayerError
 from duels.players.chat_completions import openai_messages
 from duels.players.retry import TransientError
-from duels.players.sdk import Reading, SDKPlayer, api_key_from_env, sdk_client
+from duels.players.sdk import Reading, SDKPlayer, api_key_from_env, sdk_client, transport_errors
 
 SYSTEM_ROLES = ("system", "developer", "user")
 # Sent to a compatible server that needs no key, so the SDK never falls back to OPENAI_API_KEY and
@@ -66,7 +66,7 @@ class OpenAIPlayer(SDKPlayer):
         options: dict[str, Any] = {
             "model": self.model,
             "messages": openai_messages(messages, system_role=self.system_role),
-            self.token_field: self.max_tokens(max_tokens),
+            self.token_field: self.max_tokens(max_tokens, messages),
         }
         chosen_temperature = self.params.get("temperature", temperature)
         if chosen_temperature is not None:  # params {"temperature": null} omits it entirely
@@ -104,28 +104,51 @@ class OpenAIPlayer(SDKPlayer):
         usage = None
         finish_reason = ""
         ids = {"id": "", "model": ""}
-        for chunk in self.client.chat.completions.create(stream=True, **options):
-            ids = {"id": chunk.id or ids["id"], "model": chunk.model or ids["model"]}
-            usage = chunk.usage or usage
-            if not chunk.choices:
-                continue
-            choice = chunk.choices[0]
-            finish_reason = choice.finish_reason or finish_reason
-            delta = choice.delta
-            grew = False
-            if delta is not None and delta.content:
-                text.append(delta.content)
-                grew = True
-            if delta is not None and (reasoning := reasoning_of(delta)):
-                thinking.append(reasoning)
-                grew = True
-            for call in (delta.tool_calls or []) if delta is not None else []:
-                name_and_arguments = calls.setdefault(call.index or 0, ["", ""])
-                if call.function is not None:
-                    name_and_arguments[0] += call.function.name or ""
-                    name_and_arguments[1] += call.function.arguments or ""
-            if grew and on_partial is not None:
-                on_partial("".join(text), "".join(thinking))
+        try:
+            for chunk in self.client.chat.completions.create(stream=True, **options):
+                ids = {"id": chunk.id or ids["id"], "model": chunk.model or ids["model"]}
+                usage = chunk.usage or usage
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                finish_reason = choice.finish_reason or finish_reason
+                delta = choice.delta
+                grew = False
+                if delta is not None and delta.content:
+                    text.append(delta.content)
+                    grew = True
+                if delta is not None and (reasoning := reasoning_of(delta)):
+                    thinking.append(reasoning)
+                    grew = True
+                for call in (delta.tool_calls or []) if delta is not None else []:
+                    name_and_arguments = calls.setdefault(call.index or 0, ["", ""])
+                    if call.function is not None:
+                        name_and_arguments[0] += call.function.name or ""
+                        name_and_arguments[1] += call.function.arguments or ""
+                if grew and on_partial is not None:
+                    on_partial("".join(text), "".join(thinking))
+        except (openai.APIConnectionError, *transport_errors()) as broken:
+            if isinstance(broken, openai.APITimeoutError) or text or thinking or calls:
+                raise  # a reply broke off mid-way (or timed out): retried as any dropped stream
+            # Dropped before its first word: asked again whole below (a refused connection then
+            # fails the same way, and is retried).
+            finish_reason = ""
+        if not finish_reason and not (text or thinking or calls):
+            # A stream that ends (or breaks off) before its first word: llama-cpp-python's way
+            # of failing a streamed request (a context overflow among them: an empty 200, or
+            # a dropped connection when usage was asked for), the reason only in its own log.
+            # Asked again as one whole request, the server answers with its status and words,
+            # classified as any error outside a stream.
+            options.pop("stream_options", None)
+            try:
+                return self.reading(self.client.chat.completions.create(**options))
+            except openai.APIConnectionError as dropped:
+                if isinstance(dropped, openai.APITimeoutError):
+                    raise
+                # The pooled connection was the one the server was closing after the broken
+                # stream (measured with llama-cpp-python: a reset on the same connection, the
+                # answer on a new one); httpx has discarded it, so ask once more.
+                return self.reading(self.client.chat.completions.create(**options))
         if not finish_reason:
             raise TransientError(
                 f"{self.who}: the reply stream from {self.url} ended before a finish_reason"

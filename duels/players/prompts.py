@@ -140,7 +140,9 @@ SOLVER_SYSTEM_TOOL = f"{SOLVER_INTRO}\n{SOLVER_TOOL_FORMAT}"
 
 PLAYER_CHECK_MESSAGES: list[Message] = [
     {"role": "system", "content": "You are being checked for connectivity by EnvDuels."},
-    {"role": "user", "content": "Reply with exactly: ACTION: ready"},
+    # Worded so that even a 135M model copies the line (measured with SmolLM2-135M-Instruct,
+    # which answers "Reply with exactly: ACTION: ready" with a greeting and no action).
+    {"role": "user", "content": "Copy this line exactly, with nothing else:\nACTION: ready"},
 ]
 
 

@@ -8,6 +8,7 @@ SDK client; no message this module builds can contain one.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import sys
@@ -21,6 +22,14 @@ from django.views.decorators.debug import sensitive_variables
 
 from duels.players.actions import action_from_tool_calls
 from duels.players.base import ChatPlayer, Completion, Message, PartialReply, PlayerError
+from duels.players.context import (
+    ContextOverflow,
+    fit_max_tokens,
+    messages_tokens_estimate,
+    overflow_reported,
+    player_context_window,
+    tokens_estimate,
+)
 from duels.players.keys import api_key_env_problem
 from duels.players.redaction import secret_register, secret_scrub
 from duels.players.retry import RetryPolicy, TransientError, call_with_retries, retry_after_seconds
@@ -106,6 +115,11 @@ def failure_from_sdk_error(
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
         detail = secret_scrub(str(exc.message))[:ERROR_DETAIL_CHARS]
+        # The same overflow inside a stream (status 200) or outside one: the model's failure.
+        if overflow_reported(str(exc.message)) or overflow_reported(str(exc.body or "")):
+            return ContextOverflow(f"{who}: the request overflowed the model's context window "
+                                   f"({url} said: {detail})", status=status if status >= 400
+                                   else None)
         if status < 400:  # an `error` event inside a 200 stream (e.g. overloaded mid-reply)
             return TransientError(f"{who}: the reply stream from {url} broke off: {detail}")
         message = f"{who}: HTTP {status} from {url}: {detail}"
@@ -171,9 +185,18 @@ class SDKPlayer(ChatPlayer):
     def url(self) -> str:
         return self.base_url or self.default_url
 
-    def max_tokens(self, requested: int) -> int:
-        """The caller's token limit unless the player's params override it."""
-        return int(self.params.get("max_tokens") or requested)
+    def max_tokens(self, requested: int, messages: list[Message]) -> int:
+        """The caller's token limit unless the player's params override it, lowered to what
+        `messages` leave of the context window (ContextOverflow when they leave no room)."""
+        return fit_max_tokens(messages=messages, max_tokens=int(self.params.get("max_tokens")
+                                                                  or requested),
+                              window=self.context_window, who=self.who)
+
+    @functools.cached_property
+    def context_window(self) -> int | None:
+        """Tokens a request may hold (duels.players.context), None when unknown."""
+        return player_context_window(provider=self.provider, base_url=self.base_url,
+                                     model=self.model, params=self.params)
 
     def extra_body(self) -> dict[str, Any]:
         """Raw request-body fields from `params["extra_body"]` (e.g. vLLM's `top_k`)."""
@@ -227,6 +250,7 @@ class SDKPlayer(ChatPlayer):
             return reading, round((time.monotonic() - started) * 1000)
 
         (reading, latency_ms), retries = call_with_retries(attempt, policy=self.policy)
+        reading, usage_source = usage_completed(reading, messages=messages)
         # A reply with no content (reasoning only, or the token limit reached before any text)
         # is still the model's reply: the reader makes it that turn's format error. Only no
         # reply at all (the errors above) is the infrastructure's.
@@ -245,6 +269,7 @@ class SDKPlayer(ChatPlayer):
                 "cache_read_tokens": reading.cache_read_tokens,
                 "cache_write_tokens": reading.cache_write_tokens,
             },
+            "usage_source": usage_source,
             "retries": retries,
             "streamed": self.streaming,
             "tool_calls": len(reading.tool_calls),
@@ -261,3 +286,15 @@ class SDKPlayer(ChatPlayer):
             action=action,
             action_error=action_error,
         )
+
+
+def usage_completed(reading: Reading, *, messages: list[Message]) -> tuple[Reading, str]:
+    """The reading with token counts, and where they come from: `server`, or `estimated` by
+    EnvDuels' own count (duels.players.context) when a server sent no usage (llama-cpp-python
+    streams none), so budgets, costs and estimates never see a reply of 0 tokens."""
+    if reading.input_tokens or reading.output_tokens:
+        return reading, "server"
+    output = tokens_estimate(reading.text) + tokens_estimate(reading.thinking) + sum(
+        tokens_estimate(str(arguments)) for _name, arguments in reading.tool_calls)
+    return dataclasses.replace(reading, input_tokens=messages_tokens_estimate(messages),
+                               output_tokens=output), "estimated"

@@ -117,16 +117,18 @@ def analytics_input(*, excluding: Collection[str] = ()) -> AnalyticsInput:
     # Every episode of a finished duel counts (an environment fault is "not passed", as the
     # engine scores it); outside duels, only episodes that ended normally. None of an
     # environment voided after play counts anywhere.
+    # Study and panel plays have their own pages and figures: these are the duels' analytics.
+    outside_duels = Q(duel__isnull=True, study__isnull=True, evaluation__isnull=True,
+                      status=Status.FINISHED, success__isnull=False)
     counted = Episode.objects.filter(
-        Q(duel__status=Status.FINISHED) | Q(duel__isnull=True, status=Status.FINISHED,
-                                            success__isnull=False)).exclude(gone.episodes).exclude(
+        Q(duel__status=Status.FINISHED) | outside_duels).exclude(gone.episodes).exclude(
         environment_id__in=voided_ids)
     episodes = tuple(
         EpisodeRecord(duel_id if duel_id in duel_keys else None, environment_uuid[env_id],
                       player_names[solver_id], condition == Condition.HINTED, seed,
                       episode_passed(status=status, success=success))
         for duel_id, env_id, solver_id, condition, seed, status, success in Episode.objects.filter(
-            Q(duel__status=Status.FINISHED) | Q(status=Status.FINISHED, success__isnull=False)
+            Q(duel__status=Status.FINISHED) | outside_duels
         ).exclude(gone.episodes).values_list(
             "duel_id", "environment_id", "solver_id", "condition", "seed", "status", "success"
         ).iterator(chunk_size=CHUNK)

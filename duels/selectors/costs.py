@@ -6,6 +6,11 @@ reply size and how many steps its episodes take; without history the defaults be
 With prompt caching each turn reads the previous turn's prompt at the cached price (Anthropic
 also writes the new part at its cache-write price); without, every prompt token is paid in full.
 
+Model time comes from the same history: each player's recent steps give its seconds per prompt
+token and per reply token (a least-squares fit of their latencies to their token counts, what a
+local model's prompt processing and generation rates are); the figures are the serial model
+time, the wall time when the calls run one at a time (as a local model's server runs them).
+
 A projection gives three figures: low (every episode ends after one action, with caching),
 expected (the recent mean number of steps, with caching as configured) and high (every episode
 runs to its environment's step limit and nothing is read from the cache).
@@ -33,6 +38,9 @@ DEFAULT_SETTER_IN = 2500
 DEFAULT_SETTER_OUT = 2500
 DEFAULT_STEP_LIMIT = 30  # the environment contract's usual max_steps
 USAGE_CACHE_SECONDS = 60
+# Seconds per token for a player without timed steps: a hosted API's order of magnitude.
+DEFAULT_PROMPT_SECONDS = 1 / 2000
+DEFAULT_REPLY_SECONDS = 1 / 50
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,9 @@ class PlayerUsage:
     step_limit: int  # mean max_steps of the environments this player wrote
     step_limit_high: int  # the largest of them
     measured: bool
+    prompt_seconds: float = DEFAULT_PROMPT_SECONDS  # per prompt token processed
+    reply_seconds: float = DEFAULT_REPLY_SECONDS  # per reply token generated
+    timed: bool = False  # the two above were measured
 
 
 @dataclass
@@ -60,11 +71,14 @@ class Projection:
     cost_low: float = 0.0
     cost_expected: float = 0.0
     cost_high: float = 0.0
+    seconds_low: float = 0.0  # serial model time
+    seconds_expected: float = 0.0
+    seconds_high: float = 0.0
     assumptions: list[str] = field(default_factory=list)
 
     def add(self, other: Projection, times: int = 1) -> None:
         for name in ("calls_low", "calls_expected", "calls_high", "cost_low", "cost_expected",
-                     "cost_high"):
+                     "cost_high", "seconds_low", "seconds_expected", "seconds_high"):
             setattr(self, name, getattr(self, name) + times * getattr(other, name))
         self.assumptions += [a for a in other.assumptions if a not in self.assumptions]
 
@@ -85,10 +99,11 @@ def player_usage_read(*, player: Player) -> PlayerUsage:
     rows = list(
         Step.objects.filter(episode__solver=player, index__gte=1)
         .order_by("-id")
-        .values_list("episode_id", "index", "input_tokens", "output_tokens")[:RECENT_STEPS]
+        .values_list("episode_id", "index", "input_tokens", "output_tokens",
+                     "latency_ms")[:RECENT_STEPS]
     )
     by_episode: dict[int, dict[int, int]] = defaultdict(dict)
-    for episode_id, index, input_tokens, _ in rows:
+    for episode_id, index, input_tokens, *_ in rows:
         by_episode[episode_id][index] = input_tokens
     firsts = [prompts[1] for prompts in by_episode.values() if 1 in prompts]
     growths = [
@@ -97,7 +112,9 @@ def player_usage_read(*, player: Player) -> PlayerUsage:
         for index in prompts
         if index + 1 in prompts and prompts[index + 1] >= prompts[index]
     ]
-    replies = [output_tokens for *_, output_tokens in rows]
+    replies = [output_tokens for *_, output_tokens, _latency in rows]
+    rates = seconds_per_token(
+        [(prompt, reply, latency / 1000) for *_, prompt, reply, latency in rows])
     steps = list(
         Episode.objects.filter(solver=player, status=Status.FINISHED, steps__gt=0)
         .order_by("-id").values_list("steps", flat=True)[:RECENT_EPISODES]
@@ -120,7 +137,29 @@ def player_usage_read(*, player: Player) -> PlayerUsage:
         step_limit=round(statistics.fmean(limits)) if limits else DEFAULT_STEP_LIMIT,
         step_limit_high=max(limits) if limits else DEFAULT_STEP_LIMIT,
         measured=bool(firsts),
+        **({"prompt_seconds": rates[0], "reply_seconds": rates[1], "timed": True}
+           if rates else {}),
     )
+
+
+def seconds_per_token(samples: list[tuple[int, int, float]]) -> tuple[float, float] | None:
+    """(seconds per prompt token, seconds per reply token) fitted by least squares to
+    (prompt tokens, reply tokens, seconds) samples; None with too few or unfit samples."""
+    if len(samples) < 3:
+        return None
+    pp = sum(p * p for p, _, _ in samples)
+    pr = sum(p * r for p, r, _ in samples)
+    rr = sum(r * r for _, r, _ in samples)
+    ps = sum(p * t for p, _, t in samples)
+    rs = sum(r * t for _, r, t in samples)
+    determinant = pp * rr - pr * pr
+    if determinant <= 0:
+        return None
+    prompt, reply = (ps * rr - rs * pr) / determinant, (rs * pp - ps * pr) / determinant
+    if prompt < 0 or reply < 0:  # noise swamped one rate: the whole time per token instead
+        total = sum(t for _, _, t in samples) / max(1, sum(p + r for p, r, _ in samples))
+        return total, total
+    return prompt, reply
 
 
 def caches(player: Player) -> bool:
@@ -150,6 +189,19 @@ def episode_cost(*, player: Player, usage: PlayerUsage, steps: int, cached: bool
     return total
 
 
+def episode_seconds(*, usage: PlayerUsage, steps: int, cached: bool) -> float:
+    """Model seconds of one episode of `steps` solver calls: every prompt token processed
+    (only the new ones when the prompt cache keeps the previous turn's), every reply token
+    generated."""
+    total, previous = 0.0, 0.0
+    for index in range(1, steps + 1):
+        prompt = usage.first_prompt + (index - 1) * usage.growth
+        processed = prompt - previous if cached else prompt
+        total += processed * usage.prompt_seconds + usage.reply * usage.reply_seconds
+        previous = prompt
+    return total
+
+
 def _expected_steps(*, setter_usage: PlayerUsage, solver_usage: PlayerUsage) -> int:
     if solver_usage.mean_steps is not None:
         return max(1, min(round(solver_usage.mean_steps), setter_usage.step_limit))
@@ -162,8 +214,11 @@ def authoring_projection(*, setter: Player, usage: PlayerUsage, prompt_scale: fl
     carries the version it revises and the field's digest: `prompt_scale` times the input."""
     authoring = setter.cost_of(input_tokens=round(usage.setter_in * prompt_scale),
                                output_tokens=round(usage.setter_out))
+    seconds = (usage.setter_in * prompt_scale * usage.prompt_seconds
+               + usage.setter_out * usage.reply_seconds)
     return Projection(calls_low=1, calls_expected=1, calls_high=2, cost_low=authoring,
-                      cost_expected=authoring, cost_high=2 * authoring)
+                      cost_expected=authoring, cost_high=2 * authoring, seconds_low=seconds,
+                      seconds_expected=seconds, seconds_high=2 * seconds)
 
 
 def play_projection(*, setter: Player, solver: Player, episodes: int,
@@ -183,7 +238,16 @@ def play_projection(*, setter: Player, solver: Player, episodes: int,
         calls_high=episodes * limit_high, cost_low=cost(1, with_cache=cached),
         cost_expected=cost(expected_steps, with_cache=cached),
         cost_high=cost(limit_high, with_cache=False),
+        seconds_low=episodes * episode_seconds(usage=solver_usage, steps=1, cached=cached),
+        seconds_expected=episodes * episode_seconds(usage=solver_usage, steps=expected_steps,
+                                                    cached=cached),
+        seconds_high=episodes * episode_seconds(usage=solver_usage, steps=limit_high,
+                                                cached=False),
     )
+    if not solver_usage.timed:
+        projection.assumptions.append(
+            f"{solver.name} has no timed steps yet: assumed {1 / DEFAULT_PROMPT_SECONDS:,.0f} "
+            f"prompt and {1 / DEFAULT_REPLY_SECONDS:,.0f} reply tokens a second")
     if not solver_usage.measured:
         projection.assumptions.append(
             f"{solver.name} has no stored steps yet: assumed {DEFAULT_FIRST_PROMPT:,} prompt "

@@ -98,6 +98,18 @@ def dashboard_players(*, limit: int = 12) -> dict:
 
 
 def dashboard_flywheel_alarms() -> list[dict]:
-    """The flywheel alarms of the latest period in the newest analytics snapshot."""
+    """The flywheel alarms of the latest period in the newest analytics snapshot, about the
+    pool people and real models wrote: none while every design is one of the seeded built-in
+    players' (a first run's demo players repeat their few scripted designs by construction,
+    which is no collapse to warn about), and never one naming such a setter. /flywheel/ shows
+    every alarm."""
+    from duels.models import Environment
+    from duels.players.builtin import BUILTIN_PLAYER_SPECS
+
     snapshot = analytics_latest_cached()
-    return flywheel_latest_alarms(snapshot.data.get("flywheel") if snapshot else None)
+    alarms = flywheel_latest_alarms(snapshot.data.get("flywheel") if snapshot else None)
+    demo = [spec["name"] for spec in BUILTIN_PLAYER_SPECS]
+    if not alarms or not Environment.objects.exclude(author__builtin=True,
+                                                     author__name__in=demo).exists():
+        return []
+    return [alarm for alarm in alarms if alarm.get("setter") not in demo]

@@ -60,7 +60,7 @@ def _hint_clause(*, solver: str, p_unhinted: float, p_hinted: float, hint_gain: 
 def duel_side_sentence(
     *, duel_status: str, outcome: str | None, side: str, setter: str, solver: str,
     forfeit: str, p_unhinted: float | None, p_hinted: float | None, hint_gain: float | None,
-    flips: int | None, void: str = "",
+    flips: int | None, void: str = "", plays_done: bool = False,
 ) -> str:
     """The sentence explaining one side of a duel, chosen from that side's scores alone.
 
@@ -80,6 +80,11 @@ def duel_side_sentence(
                 f"the path {solver} played, or it showed the hint), so its setter score is 0 "
                 f"and none of its episodes counts; {solver} is not blamed.")
     if p_unhinted is None or p_hinted is None or hint_gain is None:
+        if plays_done:
+            # The engine scores both sides together, once the duel ends (after the other side's
+            # plays and the proof after play): a side whose plays are all done waits for that.
+            return (f"Not scored yet: {solver} has played every seed in both conditions; both "
+                    "sides are scored together when the duel ends.")
         return f"Not scored yet: {solver} has not finished both conditions."
     clause = _hint_clause(solver=solver, p_unhinted=p_unhinted, p_hinted=p_hinted,
                           hint_gain=hint_gain, flips=flips or 0)
@@ -132,7 +137,9 @@ def duel_side_explanation(*, duel: Duel, half: dict) -> dict:
             duel_status=duel.status, outcome=duel.outcome, side=half["side"],
             setter=half["setter"].name, solver=half["solver"].name, forfeit=half["forfeit"],
             p_unhinted=p_unhinted, p_hinted=p_hinted, hint_gain=half["hint_gain"],
-            flips=half["flips"], void=half.get("void", "")),
+            flips=half["flips"], void=half.get("void", ""),
+            plays_done=bool(half["pairs"]) and all(
+                _ran(pair["unhinted"]) and _ran(pair["hinted"]) for pair in half["pairs"])),
     }
 
 

@@ -15,6 +15,7 @@ _BUDGET_LOSSES = {
     EndReason.TOKEN_BUDGET: "token budget spent",
     EndReason.TIME_BUDGET: "time budget spent",
     EndReason.COST_CAP: "cost cap reached",
+    EndReason.CONTEXT_OVERFLOW: "the conversation outgrew the model's context window",
 }
 ERROR_DETAIL_LIMIT = 2000
 

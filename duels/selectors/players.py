@@ -92,6 +92,12 @@ def player_environments(*, player: Player) -> QuerySet[Environment]:
     )
 
 
+def player_callable() -> QuerySet[Player]:
+    """Players the duel, study and evaluation forms offer: every player except one imported
+    from a file that staff have not configured yet (it is never called until then)."""
+    return Player.objects.exclude(imported=True, builtin=False).order_by("name")
+
+
 def player_choices() -> QuerySet[Player]:
     """Players a person may pick for an ad-hoc duel."""
     return player_list().only("pk", "uuid", "name", "builtin", "provider", "model")

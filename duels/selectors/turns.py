@@ -151,21 +151,18 @@ class SetterCall:
     messages: tuple[TurnMessage, ...]
 
 
+def setter_call_shown(*, call: ModelCall) -> SetterCall:
+    """One setter call with its stored messages as the call inspector shows them."""
+    return SetterCall(call=call, messages=tuple(
+        _message(n, m, None) for n, m in enumerate(call.messages or []) if isinstance(m, dict)))
+
+
 def duel_setter_calls(*, duel: Duel) -> list[SetterCall]:
     """The duel's setter calls (first answers and repairs) with their stored messages."""
     calls = (
         ModelCall.objects.filter(duel=duel).select_related("player").order_by("created_at", "id")
     )
-    return [
-        SetterCall(
-            call=call,
-            messages=tuple(
-                _message(n, m, None) for n, m in enumerate(call.messages or [])
-                if isinstance(m, dict)
-            ),
-        )
-        for call in calls
-    ]
+    return [setter_call_shown(call=call) for call in calls]
 
 
 def duel_step_totals(*, duel: Duel) -> dict:

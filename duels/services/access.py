@@ -37,6 +37,12 @@ def tournament_can_cancel(
 
 
 TOURNAMENT_PUBLISH_DENIED = "Only staff may publish a tournament as a static site."
+STUDY_PUBLISH_DENIED = "Only staff may publish a study as a static site."
+
+
+def study_can_publish(*, study: Study, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """True when `user` is staff (a published copy shows every play and figure)."""
+    return bool(user.is_authenticated and user.is_staff)
 
 
 def tournament_can_publish(
@@ -67,6 +73,15 @@ def duel_can_start(*, user: AbstractBaseUser | AnonymousUser) -> bool:
         cached = user.groups.filter(name=OPERATORS_GROUP).exists()
         user._envduels_may_start_duels = cached
     return cached
+
+
+PLAYER_SIZE_DENIED = ("Only operators and staff set a player's size. Ask staff to add you: "
+                      "manage.py operators add YOUR_USERNAME.")
+
+
+def player_can_set_size(*, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Operators and staff may enter a player's size (it feeds a finding, not a score)."""
+    return duel_can_start(user=user)
 
 
 STUDY_START_DENIED = (

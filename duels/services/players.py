@@ -72,3 +72,19 @@ def player_set_api_key_env(*, player: Player, api_key_env: str) -> Player:
         player.imported = False
     player.save(update_fields=["api_key_env", "imported"])
     return player
+
+
+# A size beyond this many billions of parameters is a typing slip, not a model.
+MAX_PARAMETERS_B = 100_000
+
+
+def player_set_size(*, player: Player, parameters_b: float | None) -> Player:
+    """Set (or, with None, clear) the player's size in billions of parameters: the second
+    finding compares model sizes with setter strength. Raises ValidationError for a size that
+    is not a positive number up to MAX_PARAMETERS_B."""
+    if parameters_b is not None and not 0 < parameters_b <= MAX_PARAMETERS_B:
+        raise ValidationError({"parameters_b": f"a size is a positive number of billions of "
+                                               f"parameters, at most {MAX_PARAMETERS_B:,}"})
+    player.parameters_b = parameters_b
+    player.save(update_fields=["parameters_b"])
+    return player

@@ -40,6 +40,7 @@ MAX_OVERLAP = 20
 MAX_GUIDELINES = 5000
 # Where a queue's items come from, and what they are.
 SOURCES = {"environments": ItemKind.DESIGN, "tournament": ItemKind.DESIGN,
+           "study": ItemKind.DESIGN, "panel": ItemKind.DESIGN,
            "training_set": ItemKind.DESIGN, "episodes": ItemKind.EPISODE,
            "steps": ItemKind.STEP}
 
@@ -55,6 +56,8 @@ class QueueSelection:
     source: str = "environments"
     environments: EnvironmentFilters = field(default_factory=EnvironmentFilters)
     tournament: UUID | None = None
+    study: UUID | None = None  # every version of the study (each a design of its own)
+    panel: UUID | None = None  # every version frozen in the panel
     training_set: TrainingSetFilters = field(default_factory=TrainingSetFilters)
     episodes: EpisodeFilters = field(default_factory=EpisodeFilters)
     search: str = ""  # the words a step queue's steps hold
@@ -80,6 +83,8 @@ def queue_select_designs(*, selection: QueueSelection) -> list[str]:
             pk__in=[*duels.values_list("env_a", flat=True), *duels.values_list("env_b", flat=True)]
         ).order_by("created_at", "pk").values_list("content_hash", flat=True)
         hashes = list(rows[: MAX_QUEUE_DESIGNS * 4])
+    elif selection.source in ("study", "panel"):
+        hashes = _versions_of(selection)
     elif selection.source == "training_set":
         hashes = [item.content_hash for item in training_set_select(filters=selection.training_set)]
     elif selection.source == "episodes":
@@ -94,6 +99,24 @@ def queue_select_designs(*, selection: QueueSelection) -> list[str]:
         noun = SOURCES[selection.source].label
         raise QueueError(f"The selection holds more than {MAX_QUEUE_DESIGNS} {noun}; narrow it.")
     return items
+
+
+def _versions_of(selection: QueueSelection) -> list[str]:
+    """The designs of a study's versions (slot and revision order) or a panel's (its order)."""
+    from duels.models import Panel, PanelEntry, Study
+
+    if selection.source == "study":
+        if selection.study is None or not Study.objects.filter(uuid=selection.study).exists():
+            raise QueueError("Choose a study that exists.")
+        rows = (Environment.objects.filter(study__uuid=selection.study)
+                .order_by("author__name", "slot", "revision", "pk")
+                .values_list("content_hash", flat=True))
+    else:
+        if selection.panel is None or not Panel.objects.filter(uuid=selection.panel).exists():
+            raise QueueError("Choose a panel that exists.")
+        rows = (PanelEntry.objects.filter(panel__uuid=selection.panel).order_by("position")
+                .values_list("environment__content_hash", flat=True))
+    return list(rows[: MAX_QUEUE_DESIGNS * 4])
 
 
 def _search_steps(selection: QueueSelection) -> list[str]:

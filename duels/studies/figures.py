@@ -33,14 +33,18 @@ from duels.studies.figures_models import (
     ranks,
 )
 from duels.studies.figures_pairs import pair_rows
+from duels.studies.figures_ranks import rank_ranges, shared_ranks
 from duels.studies.figures_resampling import (
     author_strata,
     pair,
     solver_strata,
     stratified_counts,
 )
+from duels.studies.figures_setters import SETTER_FIGURES, setter_rows
 from duels.studies.figures_versions import VersionFigures, version_figures
+from duels.studies.headline import RANKED, headline_compute
 
+SCALES = {"hint_gain": (-1.0, 1.0), "hint_authoring": (-1.0, 1.0)}
 PARTS = ("models", "environments", "pairs", "head_to_head", "hardening")
 INTERVAL_METHODS = {
     "models": "bootstrap over final versions within each author's versions of each domain "
@@ -105,7 +109,7 @@ def field_figures(*, versions: Sequence[FieldVersion], plays: Sequence[FieldPlay
                   models: Sequence[FieldModel], new_solver: str | None = None,
                   resamples: int = 1000, rng_seed: int = 0, intervals: bool = True,
                   failed_slots: Mapping[str, int] | None = None,
-                  parts: Collection[str] = PARTS) -> dict:
+                  parts: Collection[str] = PARTS, keep_draws: bool = False) -> dict:
     """Every figure of the field (docs/results.md, "The study's figures"); None where undefined.
 
     `new_solver` names the model every other model's hint gain is compared with (the original's
@@ -114,7 +118,9 @@ def field_figures(*, versions: Sequence[FieldVersion], plays: Sequence[FieldPlay
     invalid environment forfeits a duel side. `parts` limits the work to some of the lists
     (the others are empty), e.g. `("models",)` for a ranking alone; a part's figures and
     intervals are the same whichever others are asked for. Deterministic for a given
-    `rng_seed`.
+    `rng_seed`. With "models", `headline` holds the study's answer (duels/studies/headline.py);
+    `keep_draws` adds the ranked figures' resampled values (`draws`: figure → resamples ×
+    models in name order), for checking the headline's shares independently.
     """
     unknown = set(parts) - set(PARTS)
     if unknown:
@@ -129,12 +135,17 @@ def field_figures(*, versions: Sequence[FieldVersion], plays: Sequence[FieldPlay
     rng = {part: np.random.default_rng([rng_seed, i]) for i, part in enumerate(PARTS)}
     by_version = version_figures(field, tallies, peers,
                                  intervals=intervals and "environments" in parts,
-                                 scored=bool({"environments", "hardening"} & set(parts)))
+                                 scored=bool({"models", "environments", "hardening"} & set(parts)))
     final = np.array([version.final for version in field.versions], dtype=bool)
     result: dict = {part: [] for part in PARTS}
     if "models" in parts:
-        result["models"] = _model_rows(field, tallies, by_version, final, new_solver,
-                                       intervals, resamples, rng["models"])
+        result["models"], draws = _model_rows(field, tallies, peers, by_version, final,
+                                              new_solver, intervals, resamples, rng["models"])
+        result["headline"] = headline_compute(
+            rows=result["models"], names=names, draws=draws,
+            final_versions=int(final.sum()), plays=field.plays)
+        if keep_draws:
+            result["draws"] = {name: value.tolist() for name, value in draws.items()}
     if "environments" in parts:
         result["environments"] = _environment_rows(field, by_version)
     if "pairs" in parts:
@@ -159,9 +170,25 @@ def field_figures(*, versions: Sequence[FieldVersion], plays: Sequence[FieldPlay
     return result
 
 
-def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, final: np.ndarray,
-                new_solver: str | None, intervals: bool, resamples: int,
-                rng: np.random.Generator) -> list[dict]:
+def _peer_counts(tallies: Tallies, peers: np.ndarray, by_version: VersionFigures,
+                 final: np.ndarray) -> dict:
+    """Per final version, the pooled counts behind its author figures (ModelInputs)."""
+    def peer_sum(values: np.ndarray) -> np.ndarray:
+        return (values * peers).sum(axis=1)[final].astype(float)
+
+    return {"discrimination_seeds": by_version.discrimination_seeds[final].astype(float),
+            "peer_unhinted_plays": by_version.unhinted_attempted[final].astype(float),
+            "peer_pairs": peer_sum(tallies.matched_pairs),
+            "peer_unhinted_passes": peer_sum(tallies.harm_den),
+            "peer_hinted_passes": peer_sum(tallies.rescue_num + tallies.harm_den
+                                           - tallies.harm_num)}
+
+
+def _model_rows(field: Field, tallies: Tallies, peers: np.ndarray, by_version: VersionFigures,
+                final: np.ndarray, new_solver: str | None, intervals: bool, resamples: int,
+                rng: np.random.Generator) -> tuple[list[dict], dict]:
+    """The per-model rows, and each ranked figure's resampled values (resamples, models in
+    the field's order) for the rank ranges' and the headline's shares."""
     names = field.names
     finals = [version for version, is_final in zip(field.versions, final, strict=True)
               if is_final]
@@ -182,6 +209,7 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
             "harm_num", "harm_den")},
         discrimination=by_version.peer_discrimination[final],
         hint_effect=by_version.peer_hint_effect[final],
+        **_peer_counts(tallies, peers, by_version, final),
     )
     estimate = model_figures(inputs, np.ones((1, len(finals))))
     values = {name: figure[0] for name, (figure, _) in estimate["figures"].items()}
@@ -190,6 +218,7 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
         values["hint_gain"] - values["hint_gain"][solver] if solver is not None
         else np.full(len(names), np.nan))
     bounds: dict = {}
+    draws: dict = {}
     if intervals and len(finals) and len(names):
         strata_solver = solver_strata(domains, authors)
         # Each resampling sees the versions sorted by its strata (and the solver's by domain
@@ -207,22 +236,36 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
         solver_figures = tuple(name for name in estimate["figures"]
                                if name not in AUTHOR_FIGURES)
         masks = estimate["masks"]
+        resampled_solver = model_figures(solver_inputs, weights_solver,
+                                         only=solver_figures)["figures"]
+        resampled_author = model_figures(author_inputs, weights_author, only=AUTHOR_FIGURES,
+                                         grouped=True)["figures"]
         bounds = model_intervals(
-            model_figures(solver_inputs, weights_solver, only=solver_figures)["figures"],
-            model_figures(author_inputs, weights_author, only=AUTHOR_FIGURES,
-                          grouped=True)["figures"],
+            resampled_solver, resampled_author,
             {name: mask[:, order_author if name in AUTHOR_FIGURES else order_solver]
              for name, mask in masks.items()},
             estimate["shares"], weights_solver, weights_author, strata_solver, strata_author,
-            solver)
+            solver, estimate["differences"])
+        # Row 0 is the estimate; the others are the resamples the intervals came from.
+        draws = {name: figures[name][0][1:] for figures in (resampled_solver, resampled_author)
+                 for name in RANKED if name in figures}
     figure_names = [*values]
     rows = []
     own = inputs.own
     counts = inputs.counts
     common = estimate["common"]
     number = {name: [_number(x) for x in array] for name, array in values.items()}
-    rank_of = {field_name: ranks(number[field_name], names) for field_name in (
-        "canonical_autonomous_solve", "direct_common_panel_solve", "design")}
+    rank_of = {name: ranks(number[name], names) for name in RANKED}
+    interval_of = {name: [pair(*(bound[m] for bound in bounds[name])) if name in bounds
+                          else None for m in range(len(names))] for name in figure_names}
+    shared_of = {name: shared_ranks(number[name]) for name in RANKED}
+    range_of = {name: rank_ranges(number[name], interval_of[name], scale=SCALES.get(name, (0, 1)))
+                for name in RANKED}
+    setters = (setter_rows(names=names, versions=field.versions, scores=by_version.scores,
+                           unhinted=list(zip(by_version.unhinted_successes.tolist(),
+                                             by_version.unhinted_attempted.tolist(),
+                                             strict=True)))
+               if by_version.scores else {})
     for m, model in enumerate(field.models):
         def per_domain(name: str, m: int = m) -> dict:
             means = estimate["per_domain"][name][0, m]
@@ -245,9 +288,11 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
             "direct_common_panel_rank": rank_of["direct_common_panel_solve"][m],
             "design_rank": rank_of["design"][m],
             "hint_gain_delta_vs_solver": number["hint_gain_delta_vs_solver"][m],
-            "intervals": {name: pair(*(bound[m] for bound in bounds[name]))
-                          if name in bounds else None
-                          for name in figure_names},
+            "intervals": {name: interval_of[name][m] for name in figure_names},
+            "shared_ranks": {name: shared_of[name][m] for name in RANKED},
+            "rank_ranges": {name: range_of[name][m] for name in RANKED},
+            "plays": {**_plays_behind(counts, own[m], common, m),
+                      **_setter_plays_behind(inputs, own[m])},
             "canonical_domain_scores": per_domain("canonical_autonomous_solve"),
             "canonical_environment_count": int(
                 ((counts["unhinted_attempted"][m] > 0) & others).sum()),
@@ -262,9 +307,36 @@ def _model_rows(field: Field, tallies: Tallies, by_version: VersionFigures, fina
             "hint_author_domain_scores": per_domain("hint_authoring"),
             "environments_authored": int(own[m].sum()),
         })
+        setter = setters.get(model.name)
+        if setter:  # the setter's own figures, with intervals, where the versions were scored
+            rows[-1].update({key: setter[key] for key in SETTER_FIGURES})
+            rows[-1]["intervals"].update(setter["intervals"] if intervals
+                                         else dict.fromkeys(SETTER_FIGURES))
+            rows[-1]["plays"].update(setter["setter_plays"])
     # The original's order: by direct common-panel rank, then by name.
     rows.sort(key=lambda row: (row["direct_common_panel_rank"] or 10**9, row["model"]))
-    return rows
+    return rows, draws
+
+
+def _setter_plays_behind(inputs: ModelInputs, own: np.ndarray) -> dict:
+    """How many of its peers' plays a model's setter figures stand on: unhinted plays of its
+    final versions with a discrimination; both plays of each peer matched pair."""
+    if inputs.peer_pairs is None:
+        return {}
+    discriminated = own & np.isfinite(inputs.discrimination)
+    return {"design": int(inputs.peer_unhinted_plays[discriminated].sum()),
+            "hint_authoring": 2 * int(inputs.peer_pairs[own].sum())}
+
+
+def _plays_behind(counts: dict, own: np.ndarray, common: np.ndarray, m: int) -> dict:
+    """How many plays each of a model's solver figures stands on (its episodes on the slots'
+    final versions: unhinted ones, or both plays of each matched pair)."""
+    others = ~own
+    return {
+        "canonical_autonomous_solve": int(counts["unhinted_attempted"][m][others].sum()),
+        "direct_common_panel_solve": int(counts["unhinted_attempted"][m][common].sum()),
+        "hint_gain": 2 * int(counts["matched_pairs"][m][others].sum()),
+    }
 
 
 def _common(field: Field) -> np.ndarray:

@@ -26,21 +26,27 @@ logger = logging.getLogger(__name__)
 REFRESH_TASK = "study_figures_refresh"
 # Refresh requests for one study within this many seconds share one task.
 DEBOUNCE_SECONDS = 5
+# The shape of the stored figures: raised when a change adds figures, so figures stored by an
+# older EnvDuels count as stale and are recomputed (2: the headline and rank ranges).
+FIGURES_SHAPE = 2
 # A running study's figures are recomputed at most this often.
 RUNNING_REFRESH_SECONDS = 30
 
 
 def study_figures_fingerprint(*, study: Study) -> str:
     """What the figures would be computed from now: the study's ended plays (how many, the
-    latest end), its versions (how many, how many valid, the newest) and its status."""
+    latest end), its versions (how many, how many valid, the newest), its status and its
+    players' sizes."""
     plays = Episode.objects.filter(study=study, status__in=DONE_STATUSES).aggregate(
         count=Count("pk"), last=Max("finished_at"))
     versions = study.environments.aggregate(
         count=Count("pk"), valid=Count("pk", filter=Q(status=EnvironmentStatus.VALID)),
         last=Max("pk"))
     status = Study.objects.filter(pk=study.pk).values_list("status", flat=True).first()
+    # The players' sizes feed a finding: entering one makes the figures stale.
+    sizes = sorted(study.players.values_list("pk", "parameters_b"))
     text = json.dumps([plays["count"], str(plays["last"]), versions["count"],
-                       versions["valid"], versions["last"], status])
+                       versions["valid"], versions["last"], status, FIGURES_SHAPE, sizes])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

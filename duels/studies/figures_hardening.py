@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from duels.analytics.proportions import newcombe_difference
 from duels.studies.figures_field import Field
-from duels.studies.figures_models import balanced
+from duels.studies.figures_models import balanced, score_interval
 from duels.studies.figures_resampling import (
     degrees_of_freedom,
     linearised_variance,
@@ -32,9 +33,29 @@ from duels.studies.figures_versions import VersionFigures, score_values
 FIGURES = ("p_unhinted", "setter_score", "peer_discrimination")
 
 
+def _score_fallback(estimate: float | None, part: str, before_plays: float, after_plays: float,
+                    before: float | None, after: float | None) -> list[float] | None:
+    """Where the slots show no spread to resample (every slot changed alike, or one slot):
+    the score interval of the peers' pooled plays, as the per-model figures get (Wilson for a
+    before or after, Newcombe for the change, placed at the figure)."""
+    if estimate is None:
+        return None
+    if part != "change":
+        plays = before_plays if part == "before" else after_plays
+        return list(score_interval(estimate, float(plays))) if plays else None
+    if before is None or after is None or not (before_plays and after_plays):
+        return None
+    low, high = newcombe_difference(after * after_plays, after_plays, before * before_plays,
+                                    before_plays)
+    pooled = after - before
+    return [max(-1.0, min(estimate, estimate - (pooled - low))),
+            min(1.0, max(estimate, estimate + (high - pooled)))]
+
+
 def _compare(pairs: list[tuple[int, int]], field: Field, values: dict, *, intervals: bool,
              resamples: int, rng: np.random.Generator) -> dict:
     """Before / after / change of each figure over (parent, child) version pairs."""
+    plays = values["plays"]
     parents = np.array([parent for parent, _ in pairs])
     children = np.array([child for _, child in pairs])
     weights = np.ones((1, len(pairs)))
@@ -63,7 +84,10 @@ def _compare(pairs: list[tuple[int, int]], field: Field, values: dict, *, interv
                 low, high = studentized_interval(
                     figure, linearised_variance(influence, weights, strata), freedom,
                     bounds=bounds)
-                row["intervals"][key] = pair(low[0], high[0])
+                row["intervals"][key] = pair(low[0], high[0]) or _score_fallback(
+                    row[key], part, plays[parents][mask[0]].sum(),
+                    plays[children][mask[0]].sum(), row.get(f"{name}_before"),
+                    row.get(f"{name}_after"))
             else:
                 row["intervals"][key] = None
         row[f"{name}_slots"] = int(mask.sum())
@@ -76,7 +100,9 @@ def hardening_rows(field: Field, by_version: VersionFigures, *, intervals: bool,
     (None when no slot has a revision)."""
     values = {"p_unhinted": score_values(by_version.scores, "p_unhinted"),
               "setter_score": score_values(by_version.scores, "setter_score"),
-              "peer_discrimination": by_version.peer_discrimination}
+              "peer_discrimination": by_version.peer_discrimination,
+              # The peers' unhinted plays of each version: the score intervals' counts.
+              "plays": by_version.unhinted_attempted.astype(float)}
     position = {version.uuid: v for v, version in enumerate(field.versions)}
     base = int(rng.integers(2**62))
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from duels.analytics.proportions import wilson_interval
+from duels.analytics.proportions import newcombe_difference, wilson_interval
 from duels.studies.figures_field import ratio
 from duels.studies.figures_resampling import (
     degrees_of_freedom,
@@ -49,6 +49,14 @@ class ModelInputs:
     counts: dict  # name → (M, F) the model's tallies on each final version
     discrimination: np.ndarray  # (F,) peer discrimination
     hint_effect: np.ndarray  # (F,) peer hint effect
+    # The pooled counts behind each version's author figures: the score interval's where the
+    # bootstrap shows no spread (the seeds the discrimination averages over; the peers'
+    # matched pairs and, among them, the passes without and with the hint).
+    discrimination_seeds: np.ndarray | None = None  # (F,)
+    peer_pairs: np.ndarray | None = None  # (F,)
+    peer_unhinted_passes: np.ndarray | None = None  # (F,)
+    peer_hinted_passes: np.ndarray | None = None  # (F,)
+    peer_unhinted_plays: np.ndarray | None = None  # (F,) every peer's unhinted plays
 
 
 def inputs_in_order(inputs: ModelInputs, order: np.ndarray) -> ModelInputs:
@@ -61,7 +69,13 @@ def inputs_in_order(inputs: ModelInputs, order: np.ndarray) -> ModelInputs:
                        own=inputs.own[:, order],
                        counts={name: value[:, order] for name, value in inputs.counts.items()},
                        discrimination=inputs.discrimination[order],
-                       hint_effect=inputs.hint_effect[order])
+                       hint_effect=inputs.hint_effect[order],
+                       **{name: None if getattr(inputs, name) is None
+                          else getattr(inputs, name)[order] for name in POOLED_AUTHOR})
+
+
+POOLED_AUTHOR = ("discrimination_seeds", "peer_pairs", "peer_unhinted_passes",
+                 "peer_hinted_passes", "peer_unhinted_plays")
 
 
 def balanced(values: np.ndarray, mask: np.ndarray, domains: np.ndarray, domain_count: int,
@@ -161,8 +175,17 @@ def model_figures(inputs: ModelInputs, weights: np.ndarray,
         if name != "hint_gain":
             shares[name] = (np.where(masks[name], c[numerator], 0).sum(axis=1),
                             np.where(masks[name], c[denominator], 0).sum(axis=1))
+    differences = {"hint_gain": (
+        np.where(masks["hint_gain"], c["rescue_num"] + c["harm_den"] - c["harm_num"], 0).sum(1),
+        np.where(masks["hint_gain"], c["harm_den"], 0).sum(1),
+        np.where(masks["hint_gain"], c["matched_pairs"], 0).sum(1))}
+    if inputs.discrimination_seeds is not None:
+        shares["design"] = (None, np.where(own_disc, inputs.discrimination_seeds, 0).sum(1))
+        differences["hint_authoring"] = tuple(
+            np.where(own_effect, getattr(inputs, name), 0).sum(1)
+            for name in ("peer_hinted_passes", "peer_unhinted_passes", "peer_pairs"))
     return {"figures": figures, "per_domain": per_domain, "masks": masks, "common": common,
-            "shares": shares}
+            "shares": shares, "differences": differences}
 
 
 BOUNDS = {"hint_gain": (-1.0, 1.0), "hint_authoring": (-1.0, 1.0),
@@ -172,14 +195,16 @@ BOUNDS = {"hint_gain": (-1.0, 1.0), "hint_authoring": (-1.0, 1.0),
 def model_intervals(figures_solver: dict, figures_author: dict, masks: dict, shares: dict,
                     weights_solver: np.ndarray, weights_author: np.ndarray,
                     strata_solver: np.ndarray, strata_author: np.ndarray,
-                    solver: int | None) -> dict:
+                    solver: int | None, differences: dict | None = None) -> dict:
     """figure → (low (M,), high (M,)): studentized bootstrap intervals from each resampling's
     figures and influences (row 0 of every array is the estimate, unresampled).
 
     An author's figures (design, hint authoring) resample its own versions (author strata),
     a solver's figures the whole field's (solver strata). A pass rate or share that is 0 or 1
     on every version (a solver that never passed; no hint ever harmed) shows no spread to
-    resample: the Wilson interval of its pooled count stands in.
+    resample, and a figure over one version has no spread either: there the score interval
+    of its pooled counts stands in (Wilson for a share, Newcombe for a difference), placed at
+    the figure (`score_interval`).
     """
     result = {}
     for name in [*figures_solver, *figures_author]:
@@ -191,7 +216,10 @@ def model_intervals(figures_solver: dict, figures_author: dict, masks: dict, sha
             figure, linearised_variance(influence, weights, strata),
             degrees_of_freedom(strata, masks[name]), bounds=BOUNDS.get(name, (0.0, 1.0)))
         if name in shares:
-            result[name] = _wilson_at_the_bounds(figure[0], *result[name], *shares[name])
+            result[name] = _score_where_missing(figure[0], *result[name], shares[name][1])
+        elif name in (differences or {}):
+            result[name] = _newcombe_where_missing(figure[0], *result[name],
+                                                   *differences[name])
     if solver is not None:
         figure, influence = figures_solver["hint_gain"]
         delta = figure - figure[:, [solver]]
@@ -203,12 +231,36 @@ def model_intervals(figures_solver: dict, figures_author: dict, masks: dict, sha
     return result
 
 
-def _wilson_at_the_bounds(estimate, low, high, successes, trials):
+def score_interval(estimate: float, trials: float) -> tuple[float, float]:
+    """Wilson's score interval of a share `estimate` over `trials` pooled counts."""
+    low, high = wilson_interval(estimate * trials, trials)
+    # Wilson's limit at the bound, without the rounding of its arithmetic (1e-19 off).
+    return (0.0 if estimate == 0 else min(low, estimate),
+            1.0 if estimate == 1 else max(high, estimate))
+
+
+def difference_interval(estimate: float, hinted: float, unhinted: float,
+                        pairs: float) -> tuple[float, float]:
+    """Newcombe's score interval of the pooled difference hinted/pairs − unhinted/pairs, moved
+    to sit at `estimate` (a domain-balanced figure need not equal the pooled difference)."""
+    low, high = newcombe_difference(hinted, pairs, unhinted, pairs)
+    pooled_difference = (hinted - unhinted) / pairs
+    return (max(-1.0, min(estimate, estimate - (pooled_difference - low))),
+            min(1.0, max(estimate, estimate + (high - pooled_difference))))
+
+
+def _score_where_missing(estimate, low, high, trials):
     low, high = low.copy(), high.copy()
-    for m in np.nonzero(np.isnan(low) & ((estimate == 0) | (estimate == 1)) & (trials > 0))[0]:
-        low[m], high[m] = wilson_interval(int(successes[m]), int(trials[m]))
-        # Wilson's limit at the bound, without the rounding of its arithmetic (1e-19 off).
-        low[m], high[m] = (0.0, high[m]) if estimate[m] == 0 else (low[m], 1.0)
+    for m in np.nonzero(np.isnan(low) & np.isfinite(estimate) & (trials > 0))[0]:
+        low[m], high[m] = score_interval(float(estimate[m]), float(trials[m]))
+    return low, high
+
+
+def _newcombe_where_missing(estimate, low, high, hinted, unhinted, pairs):
+    low, high = low.copy(), high.copy()
+    for m in np.nonzero(np.isnan(low) & np.isfinite(estimate) & (pairs > 0))[0]:
+        low[m], high[m] = difference_interval(float(estimate[m]), float(hinted[m]),
+                                              float(unhinted[m]), float(pairs[m]))
     return low, high
 
 

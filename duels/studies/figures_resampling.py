@@ -148,8 +148,12 @@ def studentized_interval(figure: np.ndarray, variance: np.ndarray, freedom: np.n
     estimate, error = figure[0], np.sqrt(variance[0])
     draws, spread = figure[1:], np.sqrt(variance[1:])
     moved = draws - estimate
+    # A resample without spread (every version it drew failed, say) that moved is scaled by
+    # the estimate's own spread: an unbounded t there made the interval the whole scale for a
+    # solver that passed a handful of 400 plays.
+    scale = np.where(spread > 0, spread, np.broadcast_to(error, spread.shape))
     with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.where(spread > 0, moved / np.where(spread > 0, spread, 1.0),
+        t = np.where(scale > 0, moved / np.where(scale > 0, scale, 1.0),
                      np.sign(moved) * UNBOUNDED_T)
     low_t, high_t = percentiles(t, (0.025, 0.975))
     low = np.clip(estimate - high_t * error, *bounds)

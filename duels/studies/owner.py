@@ -78,6 +78,7 @@ def study_charge(*, study_id: int, cost: float) -> None:
 class StudyOwner(EpisodeOwner):
     key = "study_id"
     noun = "study"
+    status_lookup = "study__status"
 
     def state(self, *, owner_id: int) -> dict[str, Any] | None:
         return study_state_read(study_id=owner_id)

@@ -31,6 +31,9 @@ from duels.models.environments import version_name
 from duels.scoring import episode_decided, episode_passed
 from duels.studies.figures import FieldModel, FieldPlay, FieldVersion, field_figures
 from duels.studies.figures_cache import study_figures_fingerprint
+from duels.studies.findings import study_solver_not_setter
+from duels.studies.headline import headline_checks
+from duels.studies.hint_evidence import environment_rows_hint_mattered
 
 RESAMPLES = 1000
 
@@ -159,10 +162,18 @@ def study_figures_compute(*, study: Study, resamples: int = RESAMPLES) -> dict:
     figures = field_figures(versions=rows.versions, plays=rows.plays, models=rows.models,
                             resamples=resamples, failed_slots=study_failed_slots(study=study))
     figures["matrix"] = field_matrix(versions=rows.versions, plays=rows.plays)
+    figures["environments"] = environment_rows_hint_mattered(
+        study_id=study.pk, rows=figures["environments"])
     figures["analytics"] = field_analytics(
         players=[model.name for model in rows.models], head_to_head=figures["head_to_head"],
         episodes=rows.episodes, environments=rows.environments, sizes=rows.sizes,
         resamples=resamples)
+    figures["headline"]["checks"] = headline_checks(
+        headline=figures["headline"], rows=figures["models"], analytics=figures["analytics"])
+    findings = figures["analytics"].get("findings") or []
+    if findings and findings[0]["id"] == "solver_not_setter":
+        findings[0] = study_solver_not_setter(headline=figures["headline"],
+                                              rows=figures["models"])
     figures["counts"] = {"versions": len(rows.versions), "plays": len(rows.plays),
                          "final_versions": sum(v.final for v in rows.versions)}
     return figures

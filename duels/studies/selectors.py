@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404
 from duels.models import Environment, EnvironmentStatus, Episode, Study, StudySlot
 from duels.selectors.training_sets import TrainingItem
 from duels.studies.figures_cache import study_figures_stored
+from duels.studies.plays_links import matrix_links, pair_links, version_links
 
 
 def study_list() -> QuerySet[Study]:
@@ -37,6 +38,11 @@ def study_slots(*, study: Study) -> list[StudySlot]:
     for slot in slots:
         slot.versions = by_key.get((slot.author_id, slot.slot), [])
     return slots
+
+
+def study_player_uuids(*, study: Study) -> dict[str, str]:
+    """The study's players' uuids by name (the links from figures to their plays)."""
+    return {name: str(uuid) for name, uuid in study.players.values_list("name", "uuid")}
 
 
 def study_exists(*, study_uuid: UUID | str) -> bool:
@@ -77,13 +83,20 @@ def study_page(*, study: Study) -> dict:
         for version in slot.versions:
             version.field = by_version.get(str(version.uuid))
             version.is_final = slot.final is not None and version.pk == slot.final.pk
+            version.plays = version_links(study_uuid=study.uuid, version_uuid=version.uuid,
+                                          row=version.field)
+    matrix_rows = _matrix_rows(figures.get("matrix"))
+    for row in matrix_rows:  # each author's slots, whose stories its row opens
+        row["stories"] = [slot for slot in slots if slot.author.name == row["author"]]
+    matrix_links(study_uuid=study.uuid, rows=matrix_rows,
+                 uuids=dict(study.players.values_list("name", "uuid")))
     analytics = figures.get("analytics") or {}
     return {
         "figures": figures, "figures_current": current,
         "computed_at": figures.get("computed_at"),
         "slots": slots,
         "models": figures.get("models") or [],
-        "matrix": figures.get("matrix"), "matrix_rows": _matrix_rows(figures.get("matrix")),
+        "matrix": figures.get("matrix"), "matrix_rows": matrix_rows,
         "head_to_head": figures.get("head_to_head") or [],
         "hardening": figures.get("hardening") or [],
         "first_to_final": figures.get("hardening_first_to_final"),
@@ -105,14 +118,19 @@ def version_field_results(*, environment: Environment) -> dict | None:
     uuid = str(environment.uuid)
     row = next((item for item in (figures or {}).get("environments") or []
                 if item["uuid"] == uuid), None)
-    pairs = [item for item in (figures or {}).get("pairs") or [] if item["version"] == uuid]
+    players = dict(study.players.values_list("name", "uuid"))
+    pairs = [{**item, "links": pair_links(study_uuid=study.uuid, version_uuid=uuid,
+                                          solver_uuid=players.get(item["solver"]), row=item)}
+             for item in (figures or {}).get("pairs") or [] if item["version"] == uuid]
     lineage = list(Environment.objects.filter(
         study_id=environment.study_id, author_id=environment.author_id,
         slot=environment.slot).order_by("revision").only(
         "uuid", "title", "slot", "revision", "status", "study_id"))
     valid = [version for version in lineage if version.is_valid]
+    author = environment.author.name if environment.author_id else ""
     return {"study": study, "row": row, "pairs": pairs, "current": current,
-            "lineage": lineage, "final": valid[-1] if valid else None,
+            "lineage": lineage, "slot_name": f"{author}/{environment.slot}",
+            "final": valid[-1] if valid else None,
             "computed_at": (figures or {}).get("computed_at")}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from duels.models import Study
+from duels.studies.answer import role_table_rows
 from duels.studies.selectors import study_slots
 
 
@@ -58,7 +59,15 @@ def _joint(key: str) -> Callable[[Study, dict], list[dict]]:
     return rows
 
 
+def _role(role: str) -> Callable[[Study, dict], list[dict]]:
+    def rows(study: Study, figures: dict) -> list[dict]:
+        return role_table_rows(models=figures.get("models") or [], role=role)
+    return rows
+
+
 TABLES: dict[str, tuple[str, Callable[[Study, dict], list[dict]]]] = {
+    "solvers": ("solvers: their figures, shared ranks and rank ranges", _role("solvers")),
+    "setters": ("setters: their figures, shared ranks and rank ranges", _role("setters")),
     "models": ("per-model figures and ranks", _from("models")),
     "environments": ("per-version figures", _from("environments")),
     "pairs": ("per version and solver", _from("pairs")),

@@ -192,11 +192,23 @@ def seconds_ms(value: int | None) -> str:
 
 
 @register.filter
-def tone(value: float | None) -> str:
-    """CSS tone class for a signed number: good above zero, bad below."""
+def tone(value: float | None, goal: str = "higher") -> str:
+    """CSS tone class for a signed number: good above zero, bad below; with `goal` "lower"
+    (`|tone:"lower"`, a change whose aim is to fall, as hardening's pass rate) the reverse."""
     if value is None or value == "":
         return ""
-    return "good" if float(value) > 0 else "bad" if float(value) < 0 else ""
+    sign = float(value) if goal != "lower" else -float(value)
+    return "good" if sign > 0 else "bad" if sign < 0 else ""
+
+
+@register.filter
+def crosses_zero(interval) -> bool:
+    """Whether a [low, high] interval holds 0 (the change may be noise)."""
+    try:
+        low, high = interval
+        return low is not None and high is not None and float(low) <= 0 <= float(high)
+    except (TypeError, ValueError):
+        return False
 
 
 @register.simple_tag

@@ -25,6 +25,7 @@ from duels.selectors.episodes import (
     episode_steps_window,
 )
 from duels.selectors.turns import step_model_call
+from duels.studies.hint_evidence import compare_hint_mattered
 from duels.views.errors import LARGEST_NUMBER, param_int, param_uuid
 
 WINDOW_SIZE = 20
@@ -118,6 +119,7 @@ def _compare_page(request: HttpRequest, left: Episode, right: Episode) -> HttpRe
         "picker_solvers": sorted(solvers.items(), key=lambda item: item[1]),
         "picker_seeds": sorted(seeds),
         "same_environment": left.environment_id == right.environment_id,
+        "hint_mattered": compare_hint_mattered(left=left, right=right),
     }
     return render(request, "duels/episodes/compare.html", context)
 

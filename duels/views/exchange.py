@@ -18,8 +18,10 @@ from duels.exchange.selectors import exchange_for_duels, exchange_for_environmen
 from duels.exchange.streams import ExportRequest, export_lines
 from duels.exchange.training import training_environment_records
 from duels.exchange.transfer import TransferImportError, transfer_import_csv
+from duels.exchange.untrusted import CSV_FILE, untrusted_stream
 from duels.forms import DuelFilterForm, EnvironmentFilterForm
 from duels.models import Condition
+from duels.panels.archives import MANIFEST, TAR, UNKNOWN, ZIP, upload_kind
 from duels.selectors.annotations import duel_filter_by_annotation, environment_filter_by_annotation
 from duels.selectors.duels import duel_list
 from duels.selectors.environments import environment_list
@@ -110,14 +112,23 @@ def export_page(request: HttpRequest) -> HttpResponse:
 @staff_required
 @require_http_methods(["GET", "POST"])
 def import_page(request: HttpRequest) -> HttpResponse:
-    """Upload an envduels.v1 file or a transfer CSV; the same services as the commands."""
+    """Upload an envduels.v1 file or a transfer CSV; the same services as the commands. An
+    upload that is the original harness's envduels-v1 (its manifest.json or an archive) is
+    told apart by its content and pointed to `/panels/import/`."""
     form, transfer_form = ImportForm(), TransferImportForm()
-    result, status = "", 200
+    result, status, original_format = "", 200, ""
     if request.method == "POST" and "file" in request.FILES:
         form = ImportForm(request.POST, request.FILES)
-        if form.is_valid():
+        kind = upload_kind(form.cleaned_data["file"].file) if form.is_valid() else UNKNOWN
+        if kind in (MANIFEST, ZIP, TAR):
+            # The original harness's format, one character from ours: point to its page.
+            form.add_error(None, f"This is {'an' if kind != MANIFEST else 'the'} {kind}, "
+                                 "not an envduels.v1 exchange file.")
+            original_format = kind
+        elif form.is_valid():
             try:
-                result = exchange_import(stream=form.cleaned_data["file"].file).summary()
+                stream = untrusted_stream(form.cleaned_data["file"].file, what="the file")
+                result = exchange_import(stream=stream).summary()
             except ExchangeImportError as exc:
                 # Shown in the box of the form that failed, as its field errors are.
                 form.add_error(None, f"{exc} — nothing was imported.")
@@ -127,7 +138,11 @@ def import_page(request: HttpRequest) -> HttpResponse:
             upload = transfer_form.cleaned_data["csv_file"].file
             upload.seek(0)
             try:
-                text = io.TextIOWrapper(upload, encoding="utf-8-sig", newline="")
+                data = upload.read(CSV_FILE.limit + 1)
+                if len(data) > CSV_FILE.limit:
+                    raise TransferImportError(f"the file is over {CSV_FILE.limit:,} bytes",
+                                              line=1)
+                text = io.StringIO(data.decode("utf-8-sig"), newline="")
                 report = transfer_import_csv(stream=text)
                 result = (
                     f"imported {report.created} transfer results; {report.skipped} already present"
@@ -136,7 +151,8 @@ def import_page(request: HttpRequest) -> HttpResponse:
                 transfer_form.add_error(None, f"{exc} — nothing was imported.")
     if form.errors or transfer_form.errors:
         status = 400
-    context = {"form": form, "transfer_form": transfer_form, "result": result}
+    context = {"form": form, "transfer_form": transfer_form, "result": result,
+               "original_format": original_format}
     return render(request, "duels/exchange/import.html", context, status=status)
 
 

@@ -25,6 +25,8 @@ from duels.views import (
     episode_list,
     episodes,
     glossary,
+    panel_create,
+    panel_import,
     panels,
     players,
     replay_files,
@@ -85,6 +87,8 @@ urlpatterns = [
     *episodes.urlpatterns,
     *tournaments.urlpatterns,
     *studies.urlpatterns,
+    *panel_create.urlpatterns,
+    *panel_import.urlpatterns,
     *panels.urlpatterns,
     *glossary.urlpatterns,
 ]

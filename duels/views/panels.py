@@ -14,7 +14,6 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
 
 from duels.engine.validation import environment_invalid_reason
 from duels.evaluation_forms import EvaluationForm
@@ -22,7 +21,8 @@ from duels.models import Evaluation
 from duels.panels.errors import PanelError
 from duels.panels.figures_cache import panel_figures_stored
 from duels.panels.selectors import (
-    panel_entries,
+    PANEL_VERSIONS_PAGE,
+    panel_entries_listed,
     panel_evaluations,
     panel_get,
     panel_list,
@@ -35,15 +35,23 @@ from duels.services.access import (
     evaluation_can_cancel,
     evaluation_can_start,
 )
+from duels.studies.answer import answer_context
 from duels.studies.tables import table_grid
 from duels.views.analytics import table_csv_response
 from duels.views.common import cancel_confirmed, paginate
+from duels.views.errors import param_int
 
 
 @require_GET
 @login_required
 def panel_list_page(request: HttpRequest) -> HttpResponse:
     return render(request, "duels/panels/list.html", {"page": paginate(request, panel_list())})
+
+
+def _level(request: HttpRequest) -> str:
+    """`?level=` as a hint level ("1" or "2"), or BadRequest: it is written into file names,
+    headers and JSON, so nothing else passes."""
+    return str(param_int(request.GET.get("level", "1"), name="level", minimum=1, maximum=2))
 
 
 def _ranking(panel, level: str) -> tuple[dict, bool, list[str]]:
@@ -53,19 +61,23 @@ def _ranking(panel, level: str) -> tuple[dict, bool, list[str]]:
 
 
 def _detail_context(request: HttpRequest, panel, form: EvaluationForm | None = None) -> dict:
-    level = request.GET.get("level", "1")
+    level = _level(request)
     figures, current, levels = _ranking(panel, level)
+    versions = paginate(request, panel_entries_listed(panel), per_page=PANEL_VERSIONS_PAGE)
     entries = [{"entry": entry, "invalid_reason": "" if entry.environment.is_valid
                 else environment_invalid_reason(environment=entry.environment)}
-               for entry in panel_entries(panel)]
+               for entry in versions]
     can_start = evaluation_can_start(user=request.user)
+    evaluations = panel_evaluations(panel)
     return {
-        "panel": panel, "entries": entries, "outcomes": panel_outcome_summary(panel),
-        "evaluations": panel_evaluations(panel), "ranking": figures.get("models") or [],
+        "live": not current or any(not row["evaluation"].is_done for row in evaluations),
+        "panel": panel, "entries": entries, "versions": versions,
+        "outcomes": panel_outcome_summary(panel),
+        "evaluations": evaluations, "ranking": figures.get("models") or [],
         "results": results_by_version(figures), "new_solver": figures.get("new_solver"),
         "incomplete": sorted((figures.get("incomplete") or {}).items()),
         "ranking_current": current, "level": level, "levels": levels, "tables": TABLES,
-        "can_start": can_start,
+        "can_start": can_start, **answer_context(figures=figures),
         "form": form if form is not None else (EvaluationForm(panel=panel) if can_start
                                                else None),
     }
@@ -75,6 +87,9 @@ def _detail_context(request: HttpRequest, panel, form: EvaluationForm | None = N
 @login_required
 def panel_detail(request: HttpRequest, panel_uuid: UUID) -> HttpResponse:
     panel = panel_get(panel_uuid)
+    if request.htmx and request.htmx.target == "panel-live":
+        return render(request, "duels/panels/detail.html#panel-live",
+                      _detail_context(request, panel))
     return render(request, "duels/panels/detail.html", _detail_context(request, panel))
 
 
@@ -90,15 +105,32 @@ def panel_evaluate(request: HttpRequest, panel_uuid: UUID) -> HttpResponse:
     panel = panel_get(panel_uuid)
     form = EvaluationForm(request.POST, panel=panel)
     if not form.is_valid():
-        template = ("duels/panels/_evaluations.html#evaluation-form" if request.htmx
-                    else "duels/panels/detail.html")
-        return render(request, template, _detail_context(request, panel, form=form), status=400)
-    evaluation = evaluation_start(plan=form.evaluation_plan(), created_by=request.user)
+        return _form_refused(request, panel, form)
+    try:
+        evaluation = evaluation_start(plan=form.evaluation_plan(), created_by=request.user)
+    except PanelError as error:
+        # Another operator's evaluation, or a second click on a running one: said in place.
+        form.add_error(None, str(error))
+        return _form_refused(request, panel, form)
     evaluation_enqueue(evaluation=evaluation)
-    messages.success(request, f"{evaluation.player.name} queued on panel {panel.name}: "
-                              f"{len(form.evaluation_plan().cases)} plays.")
-    url = reverse("duels:panel_detail", kwargs={"panel_uuid": panel.uuid}) + "#evaluations"
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    note = (f"{evaluation.player.name} queued on panel {panel.name}: "
+            f"{len(form.evaluation_plan().cases)} plays.")
+    if request.htmx:
+        # The new row shows at once: the page's live list refreshes on this event.
+        response = render(request, "duels/panels/_evaluation_form.html#evaluation-form", {
+            **_detail_context(request, panel, form=EvaluationForm(panel=panel)),
+            "started": note})
+        response["HX-Trigger"] = "evaluation-started"
+        return response
+    messages.success(request, note)
+    return redirect(reverse("duels:panel_detail", kwargs={"panel_uuid": panel.uuid})
+                    + "#evaluations")
+
+
+def _form_refused(request: HttpRequest, panel, form: EvaluationForm) -> HttpResponse:
+    template = ("duels/panels/_evaluation_form.html#evaluation-form" if request.htmx
+                else "duels/panels/detail.html")
+    return render(request, template, _detail_context(request, panel, form=form), status=400)
 
 
 @require_http_methods(["GET", "POST"])
@@ -138,7 +170,7 @@ def panel_table_download(request: HttpRequest, panel_uuid: UUID, table: str,
     panel = panel_get(panel_uuid)
     if table not in TABLES or extension not in ("csv", "json"):
         raise Http404(f"No table {table!r}: the panel's tables are {', '.join(TABLES)}.")
-    level = request.GET.get("level", "1")
+    level = _level(request)
     figures, current, _ = _ranking(panel, level)
     rows = panel_table(figures=figures, name=table)
     name = f"panel-{panel.uuid}-{table}" + ("" if level == "1" else f"-level-{level}")
@@ -154,29 +186,47 @@ def panel_table_download(request: HttpRequest, panel_uuid: UUID, table: str,
 @require_GET
 @login_required
 def panel_compare(request: HttpRequest, panel_uuid: UUID) -> HttpResponse:
-    """Two evaluations of the panel side by side (`?before=<uuid>&after=<uuid>`; JSON with
-    `format=json`)."""
+    """Evaluations of the panel side by side (`?e=<uuid>&e=…`, or `?before=&after=`): per
+    version and seed who passed in which condition, filtered by `show` (`only=<uuid>` for
+    "only this one solved"); with two, their pass rates and changes, and the transfer figure
+    only when `checkpoints=1` says they are one player before and after training. JSON with
+    `format=json`."""
     from duels.panels.compare import evaluations_compare
+    from duels.panels.compare_grid import FILTERS, MAX_COMPARED, evaluations_grid, grid_json
 
     panel = panel_get(panel_uuid)
     evaluations = [row["evaluation"] for row in panel_evaluations(panel)]
-    chosen = {key: next((e for e in evaluations if str(e.uuid) == request.GET.get(key)), None)
-              for key in ("before", "after")}
-    comparison, problem = None, ""
-    if chosen["before"] and chosen["after"]:
+    by_uuid = {str(evaluation.uuid): evaluation for evaluation in evaluations}
+    asked = request.GET.getlist("e") or [request.GET[key] for key in ("before", "after")
+                                         if request.GET.get(key)]
+    chosen = [by_uuid.get(value) for value in asked[:MAX_COMPARED + 1]]
+    show = request.GET.get("show", "all")
+    checkpoints = request.GET.get("checkpoints") == "1"
+    grid, pair, problem = None, None, ""
+    if None in chosen:
+        problem = "Choose evaluations of this panel (one of the chosen is not)."
+    elif len(set(chosen)) != len(chosen):
+        problem = "Choose two different evaluations: one is chosen twice."
+    elif chosen:
         try:
-            comparison = evaluations_compare(before=chosen["before"], after=chosen["after"])
+            grid = evaluations_grid(evaluations=chosen, show=show,
+                                    only=by_uuid.get(request.GET.get("only", "")))
+            if len(chosen) == 2:
+                pair = evaluations_compare(before=chosen[0], after=chosen[1])
+                if not checkpoints:
+                    pair["transfer"] = None  # defined for one player before and after only
         except PanelError as error:
             problem = str(error)
-    elif request.GET.get("before") or request.GET.get("after"):
-        problem = "Choose two evaluations of this panel."
     if request.GET.get("format") == "json":
-        if comparison is None:
-            return JsonResponse({"error": problem or "choose ?before= and ?after="}, status=400)
-        return JsonResponse(comparison)
+        if grid is None:
+            return JsonResponse({"error": problem or "choose evaluations with ?e="},
+                                status=400)
+        return JsonResponse({**(pair or {}), **grid_json(grid), "panel": str(panel.uuid),
+                             "checkpoints": checkpoints})
     return render(request, "duels/panels/compare.html", {
-        "panel": panel, "evaluations": evaluations, "chosen": chosen,
-        "comparison": comparison, "problem": problem}, status=400 if problem else 200)
+        "panel": panel, "evaluations": evaluations, "chosen": chosen, "grid": grid,
+        "comparison": pair, "checkpoints": checkpoints, "filters": FILTERS, "show": show,
+        "problem": problem}, status=400 if problem else 200)
 
 
 urlpatterns = [

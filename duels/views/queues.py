@@ -112,7 +112,10 @@ def rubric_edit_page(request: HttpRequest, rubric_uuid: UUID | None = None) -> H
 def queue_new_page(request: HttpRequest) -> HttpResponse:
     if not queue_can_manage(user=request.user):
         raise PermissionDenied(STAFF_ONLY)
-    form = QueueForm(request.POST or None)
+    # A study's or a panel's page links here with its source chosen (?source=panel&panel=…).
+    initial = {key: request.GET[key] for key in ("source", "tournament", "study", "panel")
+               if request.GET.get(key)}
+    form = QueueForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:

@@ -18,10 +18,18 @@ from duels.services.access import (
     STUDY_CANCEL_DENIED,
     STUDY_START_DENIED,
     study_can_cancel,
+    study_can_publish,
     study_can_start,
 )
+from duels.studies.answer import answer_context
 from duels.studies.figures_cache import study_figures_state, study_figures_stored
-from duels.studies.selectors import study_get, study_list, study_page
+from duels.studies.selectors import (
+    study_get,
+    study_list,
+    study_page,
+    study_player_uuids,
+)
+from duels.studies.story import slot_get, slot_story
 from duels.studies.tables import TABLES, study_table, table_grid
 from duels.study_forms import StudyForm
 from duels.views.analytics import table_csv_response
@@ -55,11 +63,24 @@ def study_detail(request: HttpRequest, study_uuid: UUID) -> HttpResponse:
     page = study_page(study=study)
     context = {
         "study": study, **page, "figures_at": page["computed_at"],
+        **answer_context(figures=page["figures"], study_uuid=str(study.uuid),
+                         players=study_player_uuids(study=study)),
         "players": list(study.players.order_by("name")),
         "can_cancel": can_cancel,
+        "can_publish": study_can_publish(study=study, user=request.user),
         "tables": {name: label for name, (label, _) in TABLES.items()},
     }
     return render(request, "duels/studies/detail.html", context)
+
+
+@require_GET
+@login_required
+def study_slot_story(request: HttpRequest, study_uuid: UUID, slot: str) -> HttpResponse:
+    """A slot's story: each version's prompt, answer, validation, field play and the
+    difference from the one before (`slot` as the lineage table names it: author/env_003)."""
+    study = study_get(study_uuid=study_uuid)
+    story = slot_story(study=study, slot=slot_get(study=study, lineage=slot))
+    return render(request, "duels/studies/story.html", {"study": study, "story": story})
 
 
 @require_http_methods(["GET", "POST"])
@@ -145,6 +166,8 @@ urlpatterns = [
     path("studies/new/", study_new, name="study_new"),
     path("studies/<uuid:study_uuid>/", study_detail, name="study_detail"),
     path("studies/<uuid:study_uuid>/cancel/", study_cancel_view, name="study_cancel"),
+    path("studies/<uuid:study_uuid>/slots/<path:slot>/", study_slot_story,
+         name="study_slot_story"),
     path("studies/<uuid:study_uuid>/tables/<slug:table>.<str:extension>",
          study_table_download, name="study_table"),
 ]

@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 
 from sandbox_runner.cgroups import CgroupUnavailable, SandboxCgroup, cgroup_support
 from sandbox_runner.errors import (
+    EnvCrashed,
     SandboxCrashed,
     SandboxError,
     SandboxMemoryExceeded,
@@ -107,9 +108,12 @@ class PopenSandboxProcess(SandboxProcess):
 
     def exit_error(self, stderr_tail: str) -> SandboxError:
         try:
-            status = self.popen.wait(timeout=2)
+            status = self.popen.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            status = None
+            # Its channel closed, yet the sandbox runs on: nothing outside closes a pipe without
+            # killing the process, so the environment closed it.
+            return EnvCrashed("the environment closed the sandbox's channel and kept running\n"
+                              + stderr_tail[-2000:])
         if self.cgroup is not None and self.cgroup.memory_exceeded():
             return SandboxMemoryExceeded(memory_message(self.cgroup.memory_bytes))
         return describe_exit(status, stderr_tail)
@@ -120,15 +124,45 @@ def memory_message(memory_bytes: int) -> str:
             f"{memory_bytes // (1024 * 1024)} MiB (all its processes together)")
 
 
+# How the guest's pid 1 reports the end of the guest proper (see the guest's become_reaper):
+# its exit code up to 63, or 64 + the signal that killed it; never 128 or above.
+SIGNAL_BASE, OUTSIDE_BASE = 64, 128
+
+
 def describe_exit(status: int | None, stderr_tail: str) -> SandboxError:
-    """Map an exit status (negative: killed by that signal) to the matching error."""
+    """Map the sandbox's exit status, as its launcher or engine reports it, to the matching
+    error: None (unknown) or negative (the launcher killed by that signal) or 128 and above
+    (the sandbox's pid 1 killed by a signal, which only a sender outside the namespace can do)
+    is the sandbox killed from outside, an infrastructure fault; below 128 the guest proper
+    ended during a call, which is the environment's doing (EnvCrashed). Nothing the guest
+    prints decides this: the log tail is only shown."""
     tail = stderr_tail[-2000:]
-    if status is not None and status in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+    if status == -signal.SIGXCPU:  # no pid 1 of ours in front (unsafe-local)
         return SandboxTimeout("the environment used up its CPU time")
+    if status is None:
+        return SandboxCrashed(f"the sandbox ended and its launcher or engine could not say how "
+                              f"(gone or not answering)\n{tail}".rstrip())
+    if status < 0 or status >= OUTSIDE_BASE:
+        signum = -status if status < 0 else status - OUTSIDE_BASE
+        how = f"status {status}" + (f", signal {signal_name(signum)}" if signum else "")
+        return SandboxCrashed(f"the sandbox was killed from outside ({how})\n{tail}".rstrip())
+    if status > SIGNAL_BASE:
+        signum = status - SIGNAL_BASE
+        if signum == signal.SIGXCPU:
+            return SandboxTimeout("the environment used up its CPU time")
+        return EnvCrashed(f"the environment's process was killed by {signal_name(signum)} "
+                          f"(status {status})\n{tail}".rstrip())
     last_line = tail.strip().splitlines()[-1] if tail.strip() else ""
     if "MemoryError" in last_line:
         return SandboxMemoryExceeded(f"the environment ran out of memory\n{tail}")
-    return SandboxCrashed(f"the sandbox exited unexpectedly (status {status})\n{tail}".rstrip())
+    return EnvCrashed(f"the environment ended its own process (status {status})\n{tail}".rstrip())
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def guest_command(limits: SandboxLimits, python: str = SANDBOX_PYTHON,

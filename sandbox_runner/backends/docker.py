@@ -313,10 +313,11 @@ class DockerSandboxProcess(SandboxProcess):
         except Exception:
             return describe_exit(None, stderr_tail)
         status = result.get("StatusCode")
-        if state.get("OOMKilled") or status == 137 and "MemoryError" in stderr_tail:
+        if state.get("OOMKilled"):
             return SandboxMemoryExceeded("the environment ran out of memory (killed by the engine)")
-        # Exit statuses above 128 mean "killed by signal (status - 128)".
-        return describe_exit(-(status - 128) if status and status > 128 else status, stderr_tail)
+        # Statuses of 128 and above mean the container's pid 1 was killed by a signal (status -
+        # 128), from outside: describe_exit says so.
+        return describe_exit(status, stderr_tail)
 
 
 class DockerBackend(Backend):

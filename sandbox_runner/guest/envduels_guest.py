@@ -14,8 +14,10 @@ unix, IPv4 and IPv6 with EAFNOSUPPORT), makes itself non-dumpable (no process of
 open its memory), and refuses to start on an architecture it has no syscall table for.
 
 Started as pid 1 of its pid namespace, the guest forks once after that: pid 1 stays behind,
-filtered, and only reaps orphans until the guest proper exits, then exits with its status (so the
-namespace ends). No process of the sandbox is ever unfiltered, pid 1 included.
+filtered, and only reaps orphans until the guest proper exits, then exits with a status below 128
+that says how it ended (so the namespace ends; see become_reaper: a status of 128 and above then
+means the sandbox was killed from outside). No process of the sandbox is ever unfiltered, pid 1
+included.
 
 With CHANNEL_DIR the protocol runs over the FIFOs CHANNEL_DIR/in and CHANNEL_DIR/out instead of
 stdin/stdout (Docker: a direct channel that bypasses the engine's attach stream). The guest
@@ -178,17 +180,34 @@ def install_seccomp_filter():
 def become_reaper():
     """As pid 1 of a pid namespace: fork the guest proper and stay behind to reap orphans.
 
-    Returns in the child. The parent never returns: it waits for every child that ends up
-    with it and, when the guest proper ends, exits with its status (128 + signal when it was
-    killed), which ends every process left in the namespace. It runs no environment code and
-    carries the same filter, limits and non-dumpability as the guest.
+    Returns in the child, which leads a session of its own (nothing the environment signals
+    by process group reaches a launcher outside). The parent never returns: it waits for every
+    child that ends up with it and, when the guest proper ends, exits with `guest_end_status`
+    (always below 128), which ends every process left in the namespace. It runs no environment
+    code and carries the same filter, limits and non-dumpability as the guest.
+
+    So the host can tell how a sandbox ended from its first process alone: an exit status
+    below 128 is the guest proper ending (whatever the environment did to it: exited, killed
+    itself, crashed); 128 and above is pid 1 killed by a signal, which only a sender outside
+    the namespace can do (a pid 1 without a handler ignores signals from inside, and the
+    SIGTERM it handles ends it only when sent from outside).
     """
     import _signal
 
     global MAIN_PID
+    waited = {_signal.SIGCHLD, _signal.SIGTERM}
+    # Handled (an init drops unhandled signals) and blocked before the fork, so none is lost;
+    # the parent takes them one by one with sigtimedwait, which shows who sent each.
+    for signum in waited:
+        _signal.signal(signum, lambda signum, frame: None)
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, waited)
     guest_pid = os.fork()
     if guest_pid == 0:
         MAIN_PID = os.getpid()
+        for signum in waited:
+            _signal.signal(signum, _signal.SIG_DFL)
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, waited)
+        os.setsid()
         return
     # Only the guest speaks the protocol; pid 1 keeps nothing but the log.
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -197,18 +216,40 @@ def become_reaper():
     os.closerange(3, 4096)
     # Signals without a handler cannot reach pid 1 from inside the namespace.
     _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
-    # Nor from outside it: an engine stopping the sandbox (Docker's stop, its own shutdown or
-    # restart) sends SIGTERM to pid 1 and, without a handler, it would be lost while the guest
-    # answered on over its private channel. End the sandbox as an init forwarding it would.
-    _signal.signal(_signal.SIGTERM, lambda signum, frame: os._exit(128 + signum))
     while True:
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            os._exit(70)
-        if pid == guest_pid:
-            os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status)
-                     else 128 + os.WTERMSIG(status))
+        info = _signal.sigtimedwait(waited, 1.0)
+        # An engine stopping the sandbox (Docker's stop, its own shutdown or restart) sends
+        # SIGTERM from outside the namespace (no sender pid in it): end the sandbox as an init
+        # forwarding it would. Sent from inside, it is the environment's and changes nothing.
+        if info is not None and info.si_signo == _signal.SIGTERM and info.si_pid == 0:
+            os._exit(128 + _signal.SIGTERM)
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                os._exit(70)
+            if pid == 0:
+                break
+            if pid == guest_pid:
+                code = guest_end_status(status)
+                sys.stderr.write("envduels guest: %s\n" % (describe_guest_end(status),))
+                sys.stderr.flush()
+                os._exit(code)
+
+
+def guest_end_status(status):
+    """The sandbox's exit status for a guest proper that ended with wait `status`: its exit
+    code up to 63, or 64 + the signal that killed it (at most 127); never 128 or above."""
+    if os.WIFSIGNALED(status):
+        return min(64 + os.WTERMSIG(status), 127)
+    return min(os.waitstatus_to_exitcode(status), 63)
+
+
+def describe_guest_end(status):
+    if os.WIFSIGNALED(status):
+        return "the environment's process was killed by signal %d" % (os.WTERMSIG(status),)
+    return "the environment's process exited with status %d" % (
+        os.waitstatus_to_exitcode(status),)
 
 
 def take_protocol_fds(channel_dir=None):

@@ -17,6 +17,8 @@ import { Timeline } from "./replay_timeline.js";
 
 const DONE = new Set(["finished", "failed", "cancelled"]);
 const MAX_BACKOFF_MS = 10000;
+// The close code a stream gets while the database or Redis is away (envduels_site/handshakes.py).
+const TRY_AGAIN_LATER = 1013;
 const ROW_HEIGHT = 32; // px, must match .transcript-row in app.css
 const OVERSCAN = 12;
 // Full step payloads (replies can be long) are kept for the most recent FULL_CACHE steps only;
@@ -255,12 +257,14 @@ export class Replay {
       this.attempts = 0;
       this.receive(JSON.parse(event.data));
     });
-    socket.addEventListener("close", () => {
+    socket.addEventListener("close", (event) => {
       if (this.socket !== socket || this.ended) return;
-      // Reconnect with backoff, asking only for steps after the last one we hold.
+      // Reconnect with backoff, asking only for steps after the last one we hold; 1013 (try
+      // again later) means the server's database or Redis is restarting.
       const delay = Math.min(500 * 2 ** this.attempts, MAX_BACKOFF_MS);
       this.attempts += 1;
-      this.liveLabel.textContent = `connection lost: reconnecting in ${Math.round(delay / 100) / 10} s…`;
+      const why = event.code === TRY_AGAIN_LATER ? "the server is restarting" : "connection lost";
+      this.liveLabel.textContent = `${why}: reconnecting in ${Math.round(delay / 100) / 10} s…`;
       window.setTimeout(() => this.connect(), delay);
     });
     socket.addEventListener("open", () => this.renderLive());

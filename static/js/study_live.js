@@ -1,7 +1,7 @@
 // The study page's live progress: a websocket tells the page when one of the study's field
 // plays ends, and the progress card refreshes then (at most twice a second). The card polls
 // too, so nothing depends on the socket; a refused one (4401 signed out, 4404 gone) is not
-// opened again.
+// opened again, while one closed with 1013 (the database or Redis restarting) is, with a backoff.
 (function () {
   "use strict";
   const card = document.getElementById("study-progress");

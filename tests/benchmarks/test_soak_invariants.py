@@ -154,6 +154,18 @@ def test_memory_invariant_fails_when_a_process_keeps_growing():
     assert not checks.memory_flat(killed, warm_up_until=1).held
 
 
+def test_a_restarted_process_is_judged_once_it_has_warmed_up_itself():
+    daphne = _rss("daphne", 1, [80, 100, 101, 102, 103, 103, 103, 104, 104, 104, 104, 104])
+    # A worker restarted at t=2, still importing at the run's warm-up end (t=4), warm from t=6.
+    restarted = [checks.RssSample(at=float(t), role="worker", pid=5, rss=v * 2**20)
+                 for t, v in ((2, 30), (4, 50), (5, 90), (7, 120), (9, 121), (11, 122))]
+    assert checks.memory_flat(daphne + restarted, warm_up_until=4).held
+    leaking = [checks.RssSample(at=float(t), role="worker", pid=6, rss=v * 2**20)
+               for t, v in ((2, 30), (4, 50), (7, 120), (9, 140), (11, 160))]
+    result = checks.memory_flat(daphne + leaking, warm_up_until=4)
+    assert not result.held and "worker 6 changed +33.3%" in result.figure
+
+
 def test_database_invariant_fails_when_growth_outpaces_steps():
     linear = [(steps, 10_000_000 + 2_500 * steps) for steps in range(0, 2000, 100)]
     assert checks.database_linear(linear).held

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_runner import EnvCodeError, SandboxCrashed, SandboxTimeout, StepResult, open_sandbox
+from sandbox_runner import (
+    EnvCodeError,
+    EnvCrashed,
+    SandboxTimeout,
+    StepResult,
+    open_sandbox,
+)
 from sandbox_runner.backends.docker import CHANNEL_PATH, CHANNEL_ROOT, docker_client
 from tests.sandbox_runner import hostile
 from tests.sandbox_runner.conftest import TEST_LIMITS, backend_available
@@ -135,7 +141,7 @@ def test_container_exit_is_noticed_promptly(docker):
     with open_sandbox(code, limits=TEST_LIMITS, backend=docker) as sandbox:
         sandbox.reset(seed=0)
         started = time.monotonic()
-        with pytest.raises(SandboxCrashed, match="status 7"):
+        with pytest.raises(EnvCrashed, match="status 7"):
             sandbox.step("go")
     assert time.monotonic() - started < TEST_LIMITS.call_timeout
 

@@ -6,6 +6,7 @@ import pytest
 
 from sandbox_runner import (
     EnvCodeError,
+    EnvCrashed,
     SandboxCrashed,
     SandboxTimeout,
     StepResult,
@@ -105,13 +106,13 @@ def test_infinite_loop_at_import_times_out_on_open(any_backend):
         open_sandbox("while True:\n    pass\n", limits=TIMEOUT_LIMITS, backend=any_backend)
 
 
-def test_exit_from_the_environment_is_a_crash_with_status(any_backend):
+def test_exit_from_the_environment_is_its_crash_with_status(any_backend):
     code = env_with_step("import os; os._exit(7)")
     with open_sandbox(code, limits=TEST_LIMITS, backend=any_backend) as sandbox:
         sandbox.reset(seed=0)
-        with pytest.raises(SandboxCrashed, match="status 7"):
+        with pytest.raises(EnvCrashed, match="status 7"):
             sandbox.step("go")
-        with pytest.raises(SandboxCrashed):
+        with pytest.raises(EnvCrashed):
             sandbox.step("again")
 
 

@@ -56,6 +56,8 @@ class SiteMap:
     pairs: dict[tuple[str, str], str] = field(default_factory=dict)
     pair_of: dict[str, str] = field(default_factory=dict)
     static: dict[str, str] = field(default_factory=dict)  # static name -> its source file
+    # Each study slot's story page by its site path (`/studies/<uuid>/slots/<author>/<slot>/`).
+    stories: dict[str, str] = field(default_factory=dict)
 
     def target(self, url: str) -> str | None:
         """The copy's file for a site address (with its #fragment), or None when not copied."""
@@ -73,6 +75,8 @@ class SiteMap:
             return f"index.html#{_LISTS[path]}"
         if path.startswith("/static/"):
             return "static/" + path.removeprefix("/static/")
+        if path in self.stories:
+            return self.stories[path] + fragment
         if path == "/compare/":
             query = parse_qs(parts.query)
             pair = (query.get("a", [""])[0], query.get("b", [""])[0])

@@ -2,7 +2,8 @@
 
 `index.html` (leaderboard with intervals, the five findings, the setter × solver hint-gain table,
 every duel and environment; for studies alone, the studies), `tournaments/`, `studies/` (the
-study page: its figures, matrix, rankings and lineage), `duels/`, `environments/` (source, hints,
+study page: its figures, matrix, rankings and lineage; `studies/slots/`, each slot's story),
+`duels/`, `environments/` (source, hints,
 validation report, notes, a study version's field results), `episodes/` (each a replay that plays
 from the page), `compare/` (each seed's unhinted and hinted runs side by side), `glossary.html`
 and `static/`. Every page comes from the
@@ -17,12 +18,14 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import unquote
 from uuid import UUID
 
 from django.contrib.staticfiles import finders
 from django.contrib.staticfiles.storage import staticfiles_storage
 from django.db.models import Q
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 
 from duels.exchange.site.pages import (
@@ -35,7 +38,7 @@ from duels.exchange.site.pages import (
     without_setter_calls,
 )
 from duels.exchange.site.replays import BUNDLE_NAME, episode_records, replay_bundle
-from duels.models import Duel, Environment, Episode, Study
+from duels.models import Duel, Environment, Episode, Study, StudySlot
 from duels.selectors.dashboard import leaderboard_split
 from duels.selectors.episodes import episode_compare
 from duels.selectors.site_summary import site_figures, site_gain_table, site_tournaments
@@ -103,7 +106,7 @@ def site_export(*, tournament_uuids: list[str | UUID], out: Path, leave: Leave |
     from duels.views.duels_pages import duel_detail
     from duels.views.environments import environment_detail
     from duels.views.glossary import glossary
-    from duels.views.studies import study_detail
+    from duels.views.studies import study_detail, study_slot_story
     from duels.views.tournaments import tournament_detail
 
     leave = leave or Leave()
@@ -130,6 +133,13 @@ def site_export(*, tournament_uuids: list[str | UUID], out: Path, leave: Leave |
                               "condition"))
     site = _site_map(tournaments, duels, environments, episodes)
     site.studies = {str(study.uuid) for study in studies}
+    # Each slot's story (its setter's prompts, replies and reasoning: not in a copy that leaves
+    # reasoning out).
+    stories = {} if leave.reasoning else {
+        unquote(reverse("duels:study_slot_story", args=[slot.study.uuid, slot.lineage])):
+            (f"studies/slots/{slot.uuid}.html", slot.study.uuid, slot.lineage)
+        for slot in StudySlot.objects.filter(study__in=studies).select_related("study", "author")}
+    site.stories = {path: relative for path, (relative, _, _) in stories.items()}
     writer = _Writer(out=out, site=site, leave=leave, tournaments=tournaments, studies=studies,
                      made_at=timezone.now())
     out.mkdir(parents=True, exist_ok=True)
@@ -147,6 +157,8 @@ def site_export(*, tournament_uuids: list[str | UUID], out: Path, leave: Leave |
         for study in studies:
             writer.view(f"studies/{study.uuid}.html", study_detail, f"/studies/{study.uuid}/",
                         study_uuid=study.uuid)
+        for path, (relative, study_uuid, lineage) in stories.items():
+            writer.view(relative, study_slot_story, path, study_uuid=study_uuid, slot=lineage)
         for duel in duels:
             writer.view(f"duels/{duel.uuid}.html", duel_detail, f"/duels/{duel.uuid}/",
                         duel_uuid=duel.uuid,

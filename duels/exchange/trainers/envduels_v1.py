@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from duels.exchange.identifiers import IdentifierError, entry_id_check, path_under
 from duels.exchange.trainers.common import (
     PackageError,
     directory_write,
@@ -128,7 +129,10 @@ def envduels_v1_write(*, items: Sequence[TrainingItem], out: Path,
             counters[author] = counters.get(author, 0) + 1
             slot = item.slot or f"env_{counters[author]:03d}"
             env_id = f"environments/{author}/{slot}/{item.design[:SHORT_HASH]}"
-            folder = root / env_id
+            try:
+                folder = path_under(root, entry_id_check(env_id))
+            except IdentifierError as error:
+                raise PackageError(f"design {item.design[:12]}: {error}") from None
             folder.mkdir(parents=True)
             code = class_source(item, env_id).encode("utf-8")
             (folder / "environment.py").write_bytes(code)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from duels.exchange.identifiers import path_under
 from duels.exchange.trainers.common import (
     PackageError,
     directory_write,
@@ -187,7 +188,7 @@ def _variants(item: TrainingItem) -> list[tuple[str, int | None, str | None]]:
 
 def _write_task(root: Path, *, name: str, item: TrainingItem, seed: int, played: Played,
                 level: int | None, hint: str | None, base_image: str) -> None:
-    folder = root / name
+    folder = path_under(root, name)
     runtime = folder / "environment" / "envduels"
     (runtime / "private").mkdir(parents=True)
     (folder / "tests").mkdir()

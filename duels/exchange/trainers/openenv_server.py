@@ -222,7 +222,7 @@ class EnvServer:
                 return
             if not message.get("more_body"):
                 break
-        if await self.http_route(method, path, body, send):
+        if await self.http_route(method, path, body, send, client_address(scope)):
             return
         if method == "GET" and path == "/health":
             await self.reply(send, 200, {"status": "healthy", "sessions": len(self.sessions),
@@ -241,8 +241,9 @@ class EnvServer:
         else:
             await self.reply(send, 404, {"detail": f"no route {method} {path}"})
 
-    async def http_route(self, method: str, path: str, body: bytes, send) -> bool:
-        """A route of a subclass's own; True when it answered the request."""
+    async def http_route(self, method: str, path: str, body: bytes, send, client: str) -> bool:
+        """A route of a subclass's own (`client`: the peer's address, for its limits); True
+        when it answered the request."""
         return False
 
     def schema(self) -> dict[str, Any]:

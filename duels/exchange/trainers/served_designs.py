@@ -3,15 +3,23 @@ designs of an envduels-v1 export (so a replica needs no database)."""
 
 from __future__ import annotations
 
-import ast
 import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from duels.exchange.trainers.common import PackageError
 from duels.exchange.trainers.openenv_server import ServedDesign
+from duels.exchange.untrusted import (
+    CLASS_FILE,
+    MANIFEST,
+    ImportBudget,
+    UntrustedFileError,
+    json_of,
+    untrusted_read,
+    untrusted_read_path,
+)
 from duels.models import Environment, EnvironmentStatus
+from duels.panels.v1_read import generated_design
 from duels.selectors.training_sets import TrainingItem
 
 DEFAULT_MAX_STEPS = 30
@@ -41,35 +49,44 @@ def served_designs_from_hashes(*, prefixes: Sequence[str]) -> list[ServedDesign]
     return designs
 
 
-def _design_source(code: bytes, class_name: str) -> str:
-    """DESIGN_SOURCE of the generated class in an envduels-v1 class file (read, never run)."""
-    for node in ast.walk(ast.parse(code)):
-        if isinstance(node, ast.ClassDef) and node.name == class_name:
-            for statement in node.body:
-                if (isinstance(statement, ast.Assign)
-                        and [getattr(t, "id", "") for t in statement.targets] == ["DESIGN_SOURCE"]):
-                    return ast.literal_eval(statement.value)
-    raise PackageError(f"{class_name} has no DESIGN_SOURCE: not an EnvDuels envduels-v1 class")
+def _design_source(code: bytes, class_name: str, env_id: str) -> str:
+    """DESIGN_SOURCE of a class file EnvDuels generated (read, never run): only a file that is
+    exactly what this EnvDuels generates from that design (duels/panels/v1_read.py)."""
+    try:
+        text = code.decode("utf-8")
+    except UnicodeDecodeError:
+        text = ""
+    source, _ = generated_design(text, class_name)
+    if source is None:
+        raise PackageError(f"{env_id}: {class_name} is not a class this EnvDuels generated "
+                           "(its runtime or its design differs); serve it from the installation "
+                           "that wrote it")
+    return source
 
 
 def served_designs_from_export(*, root: Path) -> list[ServedDesign]:
-    """The designs of an envduels-v1 export EnvDuels wrote; hashes are checked."""
+    """The designs of an envduels-v1 export EnvDuels wrote, read through the untrusted-file
+    reader (plain files inside the export, within their caps); hashes are checked."""
+    budget = ImportBudget()
     try:
-        manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise PackageError(f"{root} is not an envduels-v1 export: {error}") from error
-    if manifest.get("format_version") != 1:
+        manifest = json_of(untrusted_read_path(root / "manifest.json", what="manifest.json",
+                                               kind=MANIFEST, budget=budget), "manifest.json")
+    except UntrustedFileError as error:
+        raise PackageError(f"{root} is not an envduels-v1 export: {error}") from None
+    if not isinstance(manifest, dict) or manifest.get("format_version") != 1:
         raise PackageError(f"{root}/manifest.json is not format_version 1")
     designs = []
     for row in manifest.get("environments", []):
-        path = (root / row["source"]).resolve()
-        if not path.is_relative_to(root.resolve()):
-            raise PackageError(f"{row['id']}: its source path leaves the export")
-        code = path.read_bytes()
+        env_id = str(row.get("id"))[:200] if isinstance(row, dict) else "a row"
+        try:
+            code = untrusted_read(root, row.get("source"), what=f"{env_id}: source",
+                                  kind=CLASS_FILE, budget=budget)
+        except (UntrustedFileError, AttributeError) as error:
+            raise PackageError(str(error)) from None
         if hashlib.sha256(code).hexdigest() != row["source_sha256"]:
             raise PackageError(f"{row['id']}: {row['source']} does not match its source_sha256")
         designs.append(ServedDesign(id=row.get("design") or row["id"],
-                                    source=_design_source(code, row["class_name"]),
+                                    source=_design_source(code, row["class_name"], env_id),
                                     title=str(row.get("title") or ""),
                                     max_steps=int(row.get("max_turns") or DEFAULT_MAX_STEPS)))
     if not designs:

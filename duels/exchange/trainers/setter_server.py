@@ -94,14 +94,23 @@ class SetterServer(EnvServer):
         reward = float(info.pop("reward"))
         return {"observation": info, "reward": reward, "done": True, "metadata": dict(info)}
 
-    async def http_route(self, method: str, path: str, body: bytes, send) -> bool:
+    async def http_route(self, method: str, path: str, body: bytes, send, client: str) -> bool:
         if not (method == "POST" and path == "/step"):
             return False
-        if self.full():
-            await self.reply(send, 503, {"detail": self.capacity_message(),
-                                         "code": "CAPACITY_REACHED"})
+        # A stateless /step is a reset and a step in one request: the same per-client limits
+        # as a websocket session (a slot of the address's share, one reset counted).
+        refused = self.refusal(client)
+        if refused:
+            await self.reply(send, 503, {"detail": refused, "code": "CAPACITY_REACHED"})
+            return True
+        try:
+            self.count_reset(EnvSession(number=0, client=client))
+        except SessionError as error:
+            await self.reply(send, 429, {"detail": str(error), "code": error.code},
+                             headers=[(b"retry-after", str(error.retry_after).encode())])
             return True
         self.stateless_resets += 1
+        self.clients.take(client)
         try:
             data = json.loads(body or b"{}")
             if not isinstance(data, dict):
@@ -116,6 +125,7 @@ class SetterServer(EnvServer):
             await self.reply(send, 200, result)
         finally:
             self.stateless_resets -= 1
+            self.clients.give_back(client)
         return True
 
     def schema(self) -> dict[str, Any]:

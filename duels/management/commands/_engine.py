@@ -146,6 +146,15 @@ def _drive_here(*, drive: Callable, **kwargs) -> None:
         connections.close_all()
 
 
+def duration_text(seconds: float) -> str:
+    """`45 s`, `12 min`, `3.5 h`: a dry run's model time as a person reads it."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def dry_run_write(stdout, *, estimate, what: str, as_json: bool, shown: dict) -> None:
     """Print a dry run's bill: `shown` (the run's size) and the expected calls and cost, as JSON
     or as the lines a person reads (`what` names the size: "12 duels")."""
@@ -157,6 +166,9 @@ def dry_run_write(stdout, *, estimate, what: str, as_json: bool, shown: dict) ->
             "cost": {"low": round(estimate.cost_low, 6),
                      "expected": round(estimate.cost_expected, 6),
                      "high": round(estimate.cost_high, 6)},
+            "model_seconds": {"low": round(estimate.seconds_low),
+                              "expected": round(estimate.seconds_expected),
+                              "high": round(estimate.seconds_high)},
             "assumptions": estimate.assumptions,
         }, indent=2))
         return
@@ -166,6 +178,11 @@ def dry_run_write(stdout, *, estimate, what: str, as_json: bool, shown: dict) ->
         f"cost ${estimate.cost_expected:,.2f} expected "
         f"(${estimate.cost_low:,.2f}-${estimate.cost_high:,.2f}); nothing was created"
     )
+    stdout.write(
+        f"model time {duration_text(estimate.seconds_expected)} expected "
+        f"({duration_text(estimate.seconds_low)}-{duration_text(estimate.seconds_high)}), "
+        "one call at a time as a local model's server runs them; concurrent calls to a hosted "
+        "API take less wall time")
     stdout.write("low: every episode ends after one action; high: every episode runs "
                  "to its step limit with nothing read from the prompt cache")
     for note in estimate.assumptions:

@@ -195,6 +195,26 @@ def _irt_lines(irt: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def rank(row: dict, key: str) -> str:
+    """A figure's shared rank and rank range ("1, 1–3"); "—" where it has none."""
+    shared = (row.get("shared_ranks") or {}).get(key)
+    span = (row.get("rank_ranges") or {}).get(key)
+    if shared is None:
+        return UNKNOWN
+    return f"{shared}, {span[0]}–{span[1]}" if span else str(shared)
+
+
+def answer_lines(figures: dict[str, Any]) -> list[str]:
+    """The headline's sentence (and what is missing), as the card says them."""
+    headline = figures.get("headline") or {}
+    if not headline.get("sentence"):
+        return []
+    lines = ["", f"answer: {headline['sentence']}"]
+    if headline.get("missing"):
+        lines.append(f"missing: {headline['missing']}")
+    return lines
+
+
 def study_lines(*, study, figures: dict[str, Any]) -> list[str]:
     """A study's figures as plain text: rankings with intervals, hardening, versions."""
     lines = [f"study {study.uuid}: {study.name} ({study.status})",
@@ -202,19 +222,23 @@ def study_lines(*, study, figures: dict[str, Any]) -> list[str]:
     models = figures.get("models") or []
     if not models:
         return [*lines, "not enough data: no final version has been played yet"]
+    lines += answer_lines(figures)
     lines.append("")
-    lines.append("models (over final versions; 95% intervals; ranks in brackets)")
+    lines.append("models (over final versions; 95% intervals; shared rank and rank range in "
+                 "brackets; gain from others' hints is a solver's figure)")
+
+
     for row in models:
         bounds = row.get("intervals") or {}
         lines.append(
             f"  {row['model']:<24} canonical solve {figure(row.get('canonical_autonomous_solve'))}"
             f" {interval(*_pair(bounds.get('canonical_autonomous_solve')))}"
-            f" [{figure(row.get('canonical_rank'), 'd')}]"
+            f" [{rank(row, 'canonical_autonomous_solve')}]"
             f"  common-panel {figure(row.get('direct_common_panel_solve'))}"
-            f" [{figure(row.get('direct_common_panel_rank'), 'd')}]"
+            f" [{rank(row, 'direct_common_panel_solve')}]"
             f"  design {figure(row.get('design'))} {interval(*_pair(bounds.get('design')))}"
-            f" [{figure(row.get('design_rank'), 'd')}]"
-            f"  hint gain {hint_gain_text(row.get('hint_gain'))}")
+            f" [{rank(row, 'design')}]"
+            f"  gain from others' hints {hint_gain_text(row.get('hint_gain'))}")
     change = figures.get("hardening_first_to_final")
     if change:
         bounds = change.get("intervals") or {}
@@ -244,8 +268,10 @@ def panel_lines(*, panel, figures: dict[str, Any], computed_at: str | None) -> l
     models = figures.get("models") or []
     if not models:
         return [*lines, "not enough data: nobody has played the panel yet"]
+    lines += answer_lines(figures)
     lines.append("")
-    lines.append("models (95% intervals; ranks in brackets; * imported outcomes, no transcript)")
+    lines.append("models (95% intervals; shared rank and rank range in brackets; * imported "
+                 "outcomes, no transcript; gain from others' hints is a solver's figure)")
     for row in models:
         bounds = row.get("intervals") or {}
         mark = "*" if row.get("imported") else " "
@@ -253,14 +279,14 @@ def panel_lines(*, panel, figures: dict[str, Any], computed_at: str | None) -> l
             f" {mark}{row['model']:<24} canonical solve "
             f"{figure(row.get('canonical_autonomous_solve'))}"
             f" {interval(*_pair(bounds.get('canonical_autonomous_solve')))}"
-            f" [{figure(row.get('canonical_rank'), 'd')}]"
+            f" [{rank(row, 'canonical_autonomous_solve')}]"
             f"  common-panel {figure(row.get('direct_common_panel_solve'))}"
-            f" [{figure(row.get('direct_common_panel_rank'), 'd')}]"
-            f"  hint gain {hint_gain_text(row.get('hint_gain'))}"
+            f" [{rank(row, 'direct_common_panel_solve')}]"
+            f"  gain from others' hints {hint_gain_text(row.get('hint_gain'))}"
             f" {hint_gain_interval_text(*_pair(bounds.get('hint_gain'))) or NO_INTERVAL}"
             f"  vs {figures.get('new_solver') or 'the new solver'} "
             f"{hint_gain_text(row.get('hint_gain_delta_vs_solver'))}"
-            f"  design {figure(row.get('design'))} [{figure(row.get('design_rank'), 'd')}]")
+            f"  design {figure(row.get('design'))} [{rank(row, 'design')}]")
     incomplete = figures.get("incomplete") or {}
     if incomplete:
         lines.append("incomplete plays (never counted): " + ", ".join(

@@ -19,9 +19,23 @@ from duels.models import Study
 from duels.services.analytics import analytics_current, analytics_refresh
 
 # What `analytics --study --json` prints: the study's figures under the original's names.
-STUDY_KEYS = ("models", "environments", "head_to_head")
+STUDY_KEYS = ("headline", "roles", "models", "environments", "head_to_head")
 # And `analytics --panel --json`: a panel's authors played no duels, so no head to head.
-PANEL_KEYS = ("models", "environments")
+PANEL_KEYS = ("headline", "roles", "models", "environments")
+
+
+def _part(figures: dict, key: str):
+    """One part of the figures as printed: the headline as computed (figures stored before
+    it existed get it now), every list as a list."""
+    if key == "headline":
+        from duels.studies.headline import headline_of
+
+        return headline_of(figures)
+    if key == "roles":
+        from duels.studies.answer import role_columns
+
+        return role_columns()
+    return figures.get(key) or []
 
 
 class Command(BaseCommand):
@@ -70,8 +84,12 @@ class Command(BaseCommand):
         figures = (study_figures_refresh(study=study) if options["refresh"]
                    else study_figures_current(study=study))
         if options["json"]:
-            self.stdout.write(json.dumps({key: figures.get(key) or [] for key in STUDY_KEYS},
-                                         indent=2))
+            from duels.studies.hint_evidence import environment_rows_hint_mattered
+
+            shown = {key: _part(figures, key) for key in STUDY_KEYS}
+            shown["environments"] = environment_rows_hint_mattered(  # figures stored before it
+                study_id=study.pk, rows=shown["environments"])
+            self.stdout.write(json.dumps(shown, indent=2))
             return
         self.stdout.write("\n".join(study_lines(study=study, figures=figures)))
 
@@ -92,8 +110,15 @@ class Command(BaseCommand):
                                f"{options['hint_level']} (levels played: "
                                f"{', '.join(sorted(stored['levels']))})")
         if options["json"]:
-            self.stdout.write(json.dumps({key: figures.get(key) or [] for key in PANEL_KEYS},
-                                         indent=2))
+            from django.db.models import Q
+
+            from duels.studies.hint_evidence import rows_hint_mattered
+
+            shown = {key: _part(figures, key) for key in PANEL_KEYS}
+            shown["environments"] = rows_hint_mattered(
+                plays=Q(evaluation__panel=panel, evaluation__hint_level=options["hint_level"]),
+                rows=shown["environments"])
+            self.stdout.write(json.dumps(shown, indent=2))
             return
         self.stdout.write("\n".join(panel_lines(panel=panel, figures=figures,
                                                  computed_at=stored.get("computed_at"))))

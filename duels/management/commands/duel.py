@@ -15,6 +15,7 @@ from duels.management.commands._engine import (
     require_sandbox,
 )
 from duels.management.commands._text import figure
+from duels.models import Status
 from duels.units import hint_gain_text
 
 
@@ -45,10 +46,10 @@ class Command(BaseCommand):
             duel_cancel(duel=duel, reason="interrupted from the command line")
             raise CommandError(f"interrupted; duel {duel.uuid} cancelled after its current steps")
         result = duel_result(duel=duel)
-        if json:
-            self.stdout.write(_dumps(result))
-            return
-        self.stdout.write(_human(result, status=duel.status))
+        self.stdout.write(_dumps(result) if json else _human(result, status=duel.status))
+        if duel.status != Status.FINISHED:
+            # The result is printed either way; the exit code tells a script it is not one.
+            raise CommandError(f"duel {duel.uuid} {duel.status}: {duel.error or 'no result'}")
 
 
 def _dumps(result: dict) -> str:

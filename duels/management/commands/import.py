@@ -9,12 +9,14 @@ outside outcomes of panel P once its sources, seeds and hints equal the panel's.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from duels.exchange.importer import ExchangeImportError, exchange_import
+from duels.exchange.untrusted import UntrustedFileError, untrusted_open
 from duels.panels.errors import PanelError
 from duels.panels.imports import panel_import
 from duels.panels.selectors import panel_find
@@ -42,10 +44,10 @@ class Command(BaseCommand):
             raise CommandError(f"{path} is not a folder: --panel takes a result snapshot "
                                "folder (with run.json)")
         try:
-            with open(path, "rb") as stream:
+            with untrusted_open(path, what=str(path)) as stream:
                 report = exchange_import(stream=stream)
-        except OSError as exc:
-            raise CommandError(f"cannot read {options['file']}: {exc}") from exc
+        except UntrustedFileError as exc:
+            raise CommandError(f"cannot read {exc} (nothing was imported)") from exc
         except ExchangeImportError as exc:
             raise CommandError(f"{options['file']}: {exc} (nothing was imported)") from exc
         self.stdout.write(report.summary())
@@ -60,7 +62,8 @@ class Command(BaseCommand):
                     f"{report.versions} versions imported into panel {panel.name} "
                     f"({report.skipped} already there, {report.incomplete} incomplete)")
                 return
-            if not (path / "manifest.json").is_file():
+            # lexists: a manifest that is a link or a FIFO is refused by the reader, by name.
+            if not os.path.lexists(path / "manifest.json"):
                 hint = (" (a result snapshot: add --panel P)"
                         if (path / "run.json").is_file() else "")
                 raise CommandError(f"{path} has no manifest.json: not an envduels-v1 "

@@ -6,11 +6,14 @@ benchmark, before, after (docs/exchange-format.md, "Transfer results")."""
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from duels.exchange.transfer import TransferImportError, transfer_import_csv
+from duels.exchange.untrusted import CSV_FILE, UntrustedFileError, untrusted_read_path
 
 
 class Command(BaseCommand):
@@ -28,10 +31,15 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            with open(options["file"], encoding="utf-8-sig", newline="") as stream:
-                report = transfer_import_csv(stream=stream)
-        except OSError as exc:
-            raise CommandError(f"cannot read {options['file']}: {exc}") from exc
+            data = untrusted_read_path(Path(options["file"]), what=options["file"],
+                                       kind=CSV_FILE)
+            report = transfer_import_csv(stream=io.StringIO(data.decode("utf-8-sig"),
+                                                            newline=""))
+        except UntrustedFileError as exc:
+            raise CommandError(f"cannot read {exc}") from exc
+        except UnicodeDecodeError:
+            raise CommandError(f"{options['file']} is not UTF-8 text (nothing was "
+                               "imported)") from None
         except TransferImportError as exc:
             raise CommandError(f"{options['file']}: {exc} (nothing was imported)") from exc
         self.stdout.write(report.summary())

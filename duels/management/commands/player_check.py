@@ -54,6 +54,13 @@ class Command(BaseCommand):
         if not result.ok:
             status = f" (HTTP {result.status})" if result.status else ""
             raise CommandError(f"player_check failed{status}: {result.error}")
+        if result.format_error:
+            # Reachable is not enough: a solver whose replies carry no readable action never
+            # acts in an environment.
+            raise CommandError(
+                f"player_check failed: the reply had no readable action under the "
+                f"{result.protocol} protocol ({result.format_error}); a model that cannot "
+                "follow the format forfeits every turn (docs/players.md)")
 
 
 def _is_uuid(text: str) -> bool:

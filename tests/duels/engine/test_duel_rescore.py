@@ -65,7 +65,7 @@ def test_result_json_has_the_documented_shape(make):
     duel = make.finished_duel(attempts=2)
     duel_rescore(duel=duel)
     result = duel_result(duel=duel)
-    assert set(result) == {"duel", "outcome", "a", "b"}
+    assert set(result) == {"duel", "status", "error", "outcome", "a", "b"}
     assert set(result["a"]) == {"player", "environment", "valid", "forfeit_reason", "p_unhinted",
                                 "p_hinted", "hint_gain", "setter_score", "flips", "voided",
                                 "void_reason"}

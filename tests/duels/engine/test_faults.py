@@ -15,6 +15,7 @@ from duels.players import PlayerError
 from duels.services.players import player_seed_builtin
 from sandbox_runner import (
     EnvCodeError,
+    EnvCrashed,
     SandboxCrashed,
     SandboxMemoryExceeded,
     SandboxOutputExceeded,
@@ -63,7 +64,8 @@ class FlakyClients:
     (SandboxMemoryExceeded("out of memory"), ENVIRONMENT),
     (SandboxOutputExceeded("observation too long"), ENVIRONMENT),
     (episodes.ReplayMismatch("step 2 differs"), ENVIRONMENT),
-    (SandboxCrashed("the sandbox exited unexpectedly (status -9)"), INFRASTRUCTURE),
+    (EnvCrashed("the environment's process was killed by SIGSEGV (status 75)"), ENVIRONMENT),
+    (SandboxCrashed("the sandbox was killed from outside (status -9)"), INFRASTRUCTURE),
     (SandboxUnavailable("no Docker engine answers"), INFRASTRUCTURE),
     (PlayerError("HTTP 503 (gave up after 4 tries)", retryable=True), INFRASTRUCTURE),
     (OperationalError("server closed the connection unexpectedly"), INFRASTRUCTURE),
@@ -143,3 +145,50 @@ def test_a_setter_provider_outage_is_retried_not_forfeited(sandbox_backend, monk
     assert duel.status == Status.FINISHED and duel.outcome in {"a", "b", "draw"}
     assert duel.forfeit_a == "" and duel.forfeit_b == ""
     assert duel.infra_faults == 1
+
+
+def test_a_sibling_mid_play_when_its_duel_fails_is_ended_with_a_reason(
+    make, sandbox_backend, settings, monkeypatch
+):
+    """Finding 13: one episode runs out of tries while its sibling is mid-play under another
+    worker; that worker dies before its next step. The sibling must not stay running."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from duels.engine.workers import stale_work_sweep, work_resume_stale
+
+    settings.ENVDUELS_INFRA_MAX_TRIES = 1
+    a, b = make.player(), make.player()
+    duel = duel_create(a=a, b=b, attempts=1)
+    Duel.objects.filter(pk=duel.pk).update(status=Status.RUNNING)
+    failing = make.episode(status=Status.PENDING, success=None, duel=duel, solver=b)
+    sibling = make.episode(status=Status.RUNNING, success=None, duel=duel, solver=a, seed=1,
+                           steps=7, lease_owner="elsewhere:4242:dead",
+                           lease_expires_at=timezone.now() + timedelta(seconds=30))
+    monkeypatch.setattr(episodes, "player_client",
+                        FlakyClients(episodes.player_client, failing_calls=set(range(1, 100))))
+
+    failing = episode_run(episode=failing)
+
+    assert failing.end_reason == EndReason.INFRA_ERROR
+    assert Duel.objects.get(pk=duel.pk).status == Status.FAILED
+    # Held by a live lease, the sibling is left to its worker to end at its next step ...
+    assert Episode.objects.get(pk=sibling.pk).status == Status.RUNNING
+    scheduled = []
+    monkeypatch.setattr("duels.engine.workers.stale_sweep_schedule",
+                        lambda: scheduled.append(True))
+    stale_work_sweep()
+    assert scheduled  # ... and the sweep keeps coming back while it is open.
+    assert Episode.objects.get(pk=sibling.pk).status == Status.RUNNING
+
+    # ... but that worker dies: its lease runs out, and the next worker's sweep ends it.
+    Episode.objects.filter(pk=sibling.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1))
+    work_resume_stale()
+
+    sibling.refresh_from_db()
+    assert (sibling.status, sibling.end_reason, sibling.success) == (
+        Status.CANCELLED, EndReason.CANCELLED, None)
+    assert "duel failed or was cancelled" in sibling.error
+    assert sibling.lease_owner == "" and sibling.finished_at is not None

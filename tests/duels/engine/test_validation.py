@@ -137,6 +137,9 @@ def test_an_environment_that_kills_its_own_sandbox_is_invalid(any_backend):
     report = report_for(source, any_backend)
     assert report["valid"] is False
     assert checks(report)["deterministic"] is False
+    # A crash of the environment, shown as one: no second sandbox tried as for an outside kill.
+    detail = next(check["detail"] for check in report["checks"] if not check["passed"])
+    assert "the environment failed" in detail and "ended its own process (status 3)" in detail
 
 
 def test_validation_needs_two_sandboxes_whatever_it_checks(any_backend, monkeypatch):

@@ -115,3 +115,24 @@ def test_bad_team_records_name_the_line(annotated, kind, change, message):
     lines[number - 1] = json.dumps(record) + "\n"
     with pytest.raises(ExchangeImportError, match=f"line {number}: .*{message}"):
         import_text("".join(lines))
+
+
+def test_the_builtin_rubric_is_the_same_record_on_every_installation(annotated):
+    """A fresh installation makes its own default rubric (the migration) at its own moment:
+    export → import there → export still gives identical records, the rubric included."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from duels.annotation_defaults import DEFAULT_RUBRIC_UUID
+    from duels.exchange.builtins import BUILTIN_CREATED_AT
+
+    text = export_text()
+    default = next(json.loads(line) for line in text.splitlines()
+                   if DEFAULT_RUBRIC_UUID in line and '"kind": "rubric"' in line)
+    assert default["created_at"] == BUILTIN_CREATED_AT
+    _wipe_team()
+    fresh = rubric_default()  # the fresh installation's own, stamped now
+    Rubric.objects.filter(pk=fresh.pk).update(created_at=timezone.now() + timedelta(days=3))
+    import_text(text)
+    assert sorted(export_text().splitlines()) == sorted(text.splitlines())

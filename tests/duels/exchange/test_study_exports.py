@@ -80,3 +80,17 @@ def test_the_site_of_a_study_holds_its_page_versions_and_replays(tmp_path):
         assert all('data-role="find"' in form and "action=" not in form for form in forms)
         assert "hx-get" not in html
     assert f"studies/{study.uuid}.html" in pages["index.html"]
+    # Each slot's story is in the copy, linked from the study page's lineage and matrix.
+    stories = [name for name in pages if name.startswith("studies/slots/")]
+    assert len(stories) == 3 and all("What it answered" in pages[name] for name in stories)
+    assert all(page.count(f'href="../{name}"') == 2 for name in stories), re.findall(
+        r'href="[^"]*slots[^"]*"', page)
+
+
+def test_a_site_without_reasoning_leaves_the_slot_stories_out(tmp_path):
+    study = played_study(harden=False)
+    out = tmp_path / "site"
+    call_command("export", "--format", "site", "--study", str(study.uuid), "--out", str(out),
+                 "--no-reasoning", stderr=StringIO())
+    assert not (out / "studies" / "slots").exists()
+    assert "slots/" not in (out / "studies" / f"{study.uuid}.html").read_text()

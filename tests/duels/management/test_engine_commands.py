@@ -10,12 +10,13 @@ from django.core.management import CommandError, call_command
 from django_tasks_db.models import DBTaskResult
 
 from duels.management.commands import tournament as tournament_command
-from duels.models import Duel, ModelCall, Player, Status, Tournament
+from duels.models import Duel, Episode, ModelCall, Player, Status, Tournament
 from duels.players import prompts
 from duels.players.builtin import BUILTIN_PLAYER_SPECS
 from duels.services.players import player_seed_builtin
 from sandbox_runner import available_backends
 from tests.docs.documented import documented_json, key_paths
+from tests.helpers.model_server import ModelServer
 from tests.helpers.parts import need
 
 MISSING = "UNSET_TEST_API_KEY"
@@ -70,6 +71,33 @@ def test_duel_json_is_the_documented_result(sandbox):
     assert key_paths(result) == key_paths(shown)
     for side in ("a", "b"):
         assert result[side]["setter_score"] == getattr(duel, f"setter_score_{side}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_duel_prints_its_status_and_error_and_exits_non_zero(sandbox, settings):
+    """Both setters answer, then their server goes down for every solver turn: the duel ends
+    failed after its tries; the JSON says so, its pass rates are null (episodes exist, none
+    ended with a result) and the exit code is not 0."""
+    settings.ENVDUELS_INFRA_MAX_TRIES = 1
+    with ModelServer() as server:
+        server.outage(after=2, count=10_000)
+        for model in ("scripted-architect-v1", "scripted-watcher-v1"):
+            Player.objects.create(name=model, provider="openai_compatible", model=model,
+                                  base_url=server.base_url,
+                                  params={"max_retries": 0, "stream": False})
+        out = StringIO()
+        with pytest.raises(CommandError, match="failed"):
+            call_command("duel", "scripted-architect-v1", "scripted-watcher-v1", "--attempts",
+                         "1", "--json", stdout=out, stderr=StringIO())
+    result = json.loads(out.getvalue())
+    assert result["status"] == "failed" and result["outcome"] is None
+    assert "503" in result["error"]
+    assert Episode.objects.filter(duel__uuid=result["duel"]).exists()
+    for side in ("a", "b"):
+        assert result[side]["valid"] is False
+        assert result[side]["p_unhinted"] is None and result[side]["p_hinted"] is None
+    shown = documented_json("json-outputs.md", "`manage.py duel A B --json`")
+    assert key_paths(result) == key_paths(shown)
 
 
 @pytest.mark.slow

@@ -79,16 +79,36 @@ def test_a_tool_protocol_player_is_checked_with_the_act_tool(make, server, provi
     assert "Call the tool act" in call.messages[-1]["content"]
 
 
+def failed_check(*args: str) -> dict:
+    """Run a check that must fail the command although the server answered; its JSON."""
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="the reply had no readable action"):
+        call_command("player_check", *args, "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
 def test_a_tool_player_that_answers_in_text_is_told_apart(make, server):
     player = saved_player(make, server, "openai")
     server.script(reply("ACTION: ready"))
-    result = json.loads(run(player.name, "--json"))
+    result = failed_check(player.name)
     assert result["ok"] is True and result["protocol"] == "tool" and result["action"] == ""
     assert "called no tool" in result["format_error"]
 
 
+@pytest.mark.parametrize("text", [
+    "I'm ready to assist you with your project.",
+    "ACTION: <action>",
+    "Sure!\n\n**ACTION:** `<action>`",
+])
+def test_a_reply_without_a_readable_action_fails_the_check(make, server, text):
+    player = saved_player(make, server, "openai_compatible", params={"actions": "text"})
+    server.script(reply(text))
+    result = failed_check(player.name)
+    assert result["action"] == "" and result["format_error"]
+
+
 def test_json_output(make, server):
-    player = saved_player(make, server, "openai")
+    player = saved_player(make, server, "openai", params={"actions": "text"})
     server.script(reply("ACTION: ready", input_tokens=9, output_tokens=2))
     result = json.loads(run(player.name, "--json"))
     assert result["ok"] is True
@@ -101,12 +121,12 @@ def test_json_output(make, server):
 
 
 def test_finds_a_player_by_uuid(make, server):
-    player = saved_player(make, server, "openai")
+    player = saved_player(make, server, "openai", params={"actions": "text"})
     assert "reply: ACTION: ready" in run(str(player.uuid))
 
 
 def test_control_characters_in_the_reply_are_escaped(make, server):
-    player = saved_player(make, server, "openai")
+    player = saved_player(make, server, "openai", params={"actions": "text"})
     server.script(reply("ACTION: ready\x1b[2J"))
     output = run(player.name)
     assert "\x1b" not in output

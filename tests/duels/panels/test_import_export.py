@@ -153,7 +153,7 @@ def breakers():
         (format_version, "manifest.json", "unknown format_version 2"),
         (seed_not_integer, target, 'benchmark seed "23" is not an integer'),
         (seed_float, target, "benchmark seed 2.5 is not an integer"),
-        (half_graded, target, "hint_1"), (escapes, target, "outside the export"),
+        (half_graded, target, "hint_1"), (escapes, target, "outside the folder"),
     ]
 
 

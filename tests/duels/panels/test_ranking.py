@@ -50,7 +50,7 @@ def test_the_ranking_equals_the_definitions_for_imported_and_evaluated_models(or
     out = StringIO()
     call_command("analytics", "--panel", "original", "--json", stdout=out)
     printed = json.loads(out.getvalue())
-    assert set(printed) == {"models", "environments"}
+    assert set(printed) == {"headline", "roles", "models", "environments"}
     shown = documented_json("json-outputs.md", "`manage.py analytics --panel P --json`")
 
     def paths(data):  # the per-domain scores are keyed by the panel's own domains

@@ -49,7 +49,8 @@ OPENAI_PATH = "/v1/chat/completions"
 @dataclass(frozen=True)
 class Fault:
     """What the server does with one request: `kind` is ok, status, hang, reset (the
-    connection is closed with a TCP reset before any byte is sent), malformed or empty."""
+    connection is closed with a TCP reset before any byte is sent), malformed, empty or
+    silent (a stream that ends with no event)."""
 
     kind: str
     text: str = "ACTION: ready"
@@ -88,6 +89,22 @@ def tool_call(action: str | None = None, *, text: str = "", name: str = "act",
 def stream_drop(text: str = "ACTION: ready", *, after: int = 2) -> Fault:
     """Stream `after` text deltas, then cut the connection without ending the body."""
     return Fault("ok", text=text, drop_after=after)
+
+
+def silent_stream() -> Fault:
+    """A streamed request gets 200 and an event stream that ends cleanly with no event, as
+    llama-cpp-python answers a request that fails after its headers (a context overflow)."""
+    return Fault("silent")
+
+
+def context_overflow(*, window: int = 2048, requested: int = 2151) -> Fault:
+    """HTTP 400 in llama-cpp-python's words for a prompt longer than its context window."""
+    return server_error(400, body=json.dumps({"error": {
+        "message": f"This model's maximum context length is {window} tokens. However, you "
+                   f"requested {requested} tokens ({requested - 20} in the messages, 20 in the "
+                   "completion). Please reduce the length of the messages or completion.",
+        "type": "invalid_request_error", "param": "messages",
+        "code": "context_length_exceeded"}}))
 
 
 def rate_limited(*, retry_after: str | None = "0") -> Fault:
@@ -409,6 +426,14 @@ class LoopbackServer:
                     ).encode()
                     if fault.retry_after is not None:
                         headers["Retry-After"] = fault.retry_after
+                elif fault.kind == "silent" and request.get("stream"):
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                    return
                 elif fault.kind == "malformed" and request.get("stream"):
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")

@@ -13,7 +13,13 @@ from django.core.management.base import CommandError
 from duels.engine.costs import completion_cost
 from duels.models import ModelCall, Step
 from duels.players import player_client
-from tests.duels.players.loopback import LoopbackServer, loopback_player, reply, server_error
+from tests.duels.players.loopback import (
+    LoopbackServer,
+    loopback_player,
+    reply,
+    server_error,
+    tool_call,
+)
 
 HONEYTOKEN = "sk-honeytoken-7f3a9c1e5b2d4068-never-store-me"
 LOGGERS = ("", "httpx", "httpx2", "httpcore", "httpcore2", "anthropic", "openai", "duels")
@@ -42,7 +48,7 @@ def test_api_key_is_sent_to_the_provider_and_stored_nowhere(caplog, make, tmp_pa
         )
         # A successful check, then a failing one whose error body echoes the key.
         echo = json.dumps({"error": {"type": "authentication_error", "message": HONEYTOKEN}})
-        server.script(reply("ACTION: ready"), server_error(401, body=echo))
+        server.script(tool_call("ready", text="ACTION: ready"), server_error(401, body=echo))
         call_command("player_check", player.name, stdout=output)
         with pytest.raises(CommandError) as failed:
             call_command("player_check", player.name, "--json", stdout=output)

@@ -70,7 +70,9 @@ def test_an_action_line_wins_over_json_and_the_last_json_wins():
 
 def test_only_one_pair_of_surrounding_marks_is_stripped():
     assert action_clean(' "\'say hi\'"\r ') == "'say hi'"
-    assert action_clean("<a> and <b>") == "<a> and <b>"[1:-1]  # one matching pair, as written
+    # one matching pair, as written (`<b>`, `<kbd>`... are HTML markup, reduced to their text)
+    assert action_clean("<x> and <y>") == "<x> and <y>"[1:-1]
+    assert action_clean("<b>x</b> and <y>") == "x and <y>"
     assert action_clean("x" * 5000) == "x" * MAX_ACTION_CHARS
 
 

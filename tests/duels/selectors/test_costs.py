@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 
 import pytest
 from django.core.management import call_command
@@ -13,6 +14,7 @@ from duels.selectors.costs import (
     DEFAULT_STEP_LIMIT,
     duel_projection,
     player_usage,
+    seconds_per_token,
     tournament_projection,
     tournament_spend,
 )
@@ -133,3 +135,50 @@ def test_tournament_dry_run_prints_the_bill_and_creates_nothing(make):
     assert result["dry_run"] is True and result["duels"] == 1
     assert result["calls"]["low"] <= result["calls"]["expected"] <= result["calls"]["high"]
     assert result["cost"]["low"] <= result["cost"]["expected"] <= result["cost"]["high"]
+
+
+def test_seconds_per_token_are_recovered_from_generated_latencies():
+    rng = random.Random(58)
+    for _ in range(200):
+        prompt_rate, reply_rate = rng.uniform(50, 5000), rng.uniform(5, 200)
+        samples = []
+        for _ in range(rng.randrange(5, 60)):
+            prompt, reply = rng.randrange(50, 8000), rng.randrange(1, 800)
+            seconds = (prompt / prompt_rate + reply / reply_rate) * rng.uniform(0.98, 1.02)
+            samples.append((prompt, reply, seconds))
+        fitted = seconds_per_token(samples)
+        assert fitted is not None
+        # What an estimate needs: the time of calls like these, within the noise.
+        errors = [abs(prompt * fitted[0] + reply * fitted[1] - seconds) / seconds
+                  for prompt, reply, seconds in samples]
+        assert sum(errors) / len(errors) < 0.05
+        # Without noise, both rates exactly.
+        exact = seconds_per_token([(p, r, p / prompt_rate + r / reply_rate)
+                                   for p, r, _ in samples])
+        assert exact[0] * prompt_rate == pytest.approx(1, rel=1e-6)
+        assert exact[1] * reply_rate == pytest.approx(1, rel=1e-6)
+    assert seconds_per_token([(10, 1, 0.1)]) is None  # too few to fit
+
+
+def test_a_local_models_measured_rates_give_the_dry_runs_model_time(make):
+    """A slow player (175 prompt and 40 reply tokens a second, as SmolLM2 on 2 cores): its
+    steps' latencies give its rates, and the expected model time follows from them."""
+    a, b = priced(make, "claude-a"), priced(make, "local-b", params={"cache": False})
+    with_history(make, b, steps=4)
+    for step in Step.objects.filter(episode__solver=b, index__gte=1):
+        step.latency_ms = round((step.input_tokens / 175 + step.output_tokens / 40) * 1000)
+        step.save(update_fields=["latency_ms"])
+    usage = player_usage(player=b)
+    assert usage.timed
+    assert 1 / usage.prompt_seconds == pytest.approx(175, rel=0.01)
+    assert 1 / usage.reply_seconds == pytest.approx(40, rel=0.01)
+    estimate = duel_projection(a=a, b=b, attempts=1)
+    b_plays = 2 * sum((1000 + 400 * i) / 175 + 120 / 40 for i in range(4))
+    assert estimate.seconds_expected > b_plays  # B's plays, plus A's and both setters
+    assert estimate.seconds_low < estimate.seconds_expected < estimate.seconds_high
+    out = io.StringIO()
+    call_command("tournament", "--players", "claude-a,local-b", "--attempts", "1",
+                 "--dry-run", "--json", stdout=out)
+    shown = json.loads(out.getvalue())["model_seconds"]
+    assert shown["expected"] == round(estimate.seconds_expected)
+    assert any("claude-a has no timed steps" in note for note in estimate.assumptions)

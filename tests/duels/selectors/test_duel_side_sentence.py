@@ -78,3 +78,10 @@ def test_hint_hurt():
 def test_score_zero_cases(p_unhinted, p_hinted, start):
     text = sentence(outcome="b", p_unhinted=p_unhinted, p_hinted=p_hinted, hint_gain=0.0, flips=0)
     assert text.startswith(start) and text.endswith("ace lost the duel.")
+
+
+def test_unscored_with_every_play_done_says_when_it_is_scored():
+    text = sentence(duel_status=Status.RUNNING, outcome=None, p_unhinted=None, p_hinted=None,
+                    hint_gain=None, plays_done=True)
+    assert text == ("Not scored yet: cautious has played every seed in both conditions; both "
+                    "sides are scored together when the duel ends.")

@@ -27,7 +27,7 @@ def _analytics(*args) -> str:
 def test_the_json_is_the_documented_shape():
     study = played_study()
     data = json.loads(_analytics("--study", str(study.uuid), "--json"))
-    assert set(data) == {"models", "environments", "head_to_head"}
+    assert set(data) == {"headline", "roles", "models", "environments", "head_to_head"}
     shown = documented_json("json-outputs.md", "`manage.py analytics --study UUID --json`")
     assert key_paths(data) == key_paths(shown)
     assert {row["model"] for row in data["models"]} == {"alpha", "beta", "gamma"}

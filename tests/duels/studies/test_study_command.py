@@ -21,6 +21,7 @@ from duels.studies.results import study_figures_refresh
 from duels.studies.scope import study_drive
 from duels.units import hint_gain_interval_text, hint_gain_text
 from tests.docs.documented import documented_json, key_paths
+from tests.helpers.plays_links import assert_links_open_their_plays
 from tests.helpers.studies import assert_every_version_played_once, builtin_players
 
 PLAYERS = ",".join(spec["name"] for spec in BUILTIN_PLAYER_SPECS)
@@ -106,3 +107,12 @@ def test_the_builtin_study_runs_to_its_end_from_the_web_form(study_sandbox, owne
     assert Environment.objects.filter(study=study).count() == 20
     assert_every_version_played_once(study)
     assert "10 / 10 slots done" in owner_client.get(f"/studies/{study.uuid}/").text
+    # Every number on the demo study's page, and on one author's slot stories, opens exactly
+    # the plays behind it.
+    study_figures_refresh(study=study, resamples=50)
+    page = owner_client.get(f"/studies/{study.uuid}/").text
+    assert assert_links_open_their_plays(owner_client, page) >= 5 * 5 * 2
+    for slot in StudySlot.objects.filter(study=study, author__name="builtin-ace"):
+        story = owner_client.get(f"/studies/{study.uuid}/slots/{slot.lineage}/").text
+        assert 'id="version-1"' in story and "The digest the author read" in story
+        assert assert_links_open_their_plays(owner_client, story) >= 2 * 2

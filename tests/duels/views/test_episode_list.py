@@ -72,7 +72,7 @@ def test_a_bad_facet_is_a_400_naming_it(owner_client, field):
     response = owner_client.get("/episodes/", {"outcome": "won", "environment": "nope"})
     assert response.status_code == 400
     page = response.content.decode()
-    assert "outcome must be one of: passed, not_passed, no_result, not_ended" in page
+    assert "outcome must be one of: passed, not_passed, decided, no_result, not_ended" in page
     assert "environment: Enter a valid UUID." in page
 
 

@@ -92,3 +92,24 @@ def test_the_package_is_sent_a_chunk_at_a_time_under_asgi(make, admin_user):
 
     archive = zipfile.ZipFile(io.BytesIO(async_to_sync(body)()))
     assert any(name.endswith("designs.json") for name in archive.namelist())
+
+
+def test_the_demo_players_own_designs_raise_no_alarm_on_the_dashboard(make, client,
+                                                                     admin_user):
+    """A first run's data is the seeded built-in players' scripted designs: the dashboard
+    raises no alarm about them (the flywheel page still shows every alarm); another setter's
+    designs bring the alarms back."""
+    from duels.models import Player
+    from duels.players.builtin import BUILTIN_PLAYER_SPECS
+
+    planted(make, collapse=True)
+    analytics_refresh(resamples=10)
+    demo = [spec["name"] for spec in BUILTIN_PLAYER_SPECS]
+    for number, player in enumerate(Player.objects.filter(name__startswith="setter-")):
+        Player.objects.filter(pk=player.pk).update(name=demo[number])
+    client.force_login(admin_user)
+    assert "Flywheel alarms" not in client.get("/").content.decode()
+    assert "Diversity collapsing" in client.get("/flywheel/").content.decode()
+    Player.objects.filter(name=demo[0]).update(name="a-real-setter")
+    dashboard = client.get("/").content.decode()
+    assert "Flywheel alarms" in dashboard and "Diversity collapsing" in dashboard
