@@ -17,6 +17,34 @@ class PlayerChoiceField(forms.ModelChoiceField):
         return obj.label
 
 
+def imported_refusal(player: Player) -> str:
+    return (f"{player.name} was imported from a file and is not called until a staff user has "
+            "set its API-key variable in the admin.")
+
+
+class CallablePlayerField(PlayerChoiceField):
+    """Offers only players that can be called here (player_callable); a posted player imported
+    from a file and not configured yet (a page older than the import, a hand-made request) is
+    refused naming it and the fix, not as an unknown choice."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(queryset=player_callable(), to_field_name="uuid", **kwargs)
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except forms.ValidationError:
+            waiting = Player.objects.filter(imported=True, builtin=False)
+            try:
+                player = waiting.filter(uuid=value).first()
+            except (ValueError, TypeError, forms.ValidationError):
+                player = None
+            if player is not None:
+                raise forms.ValidationError(imported_refusal(player),
+                                            code="invalid_choice") from None
+            raise
+
+
 def blank_choices(choices) -> list[tuple[str, str]]:
     return [("", "any"), *choices]
 
@@ -144,14 +172,8 @@ _CHECKS = {"hx-get": "/duels/new/checks/", "hx-target": "#player-checks",
 class DuelTriggerForm(forms.Form):
     """Two players, attempts per condition, observe mode and a cost cap for one ad-hoc duel."""
 
-    a = PlayerChoiceField(
-        queryset=player_callable(), to_field_name="uuid", label="Player A",
-        widget=forms.Select(attrs=_CHECKS),
-    )
-    b = PlayerChoiceField(
-        queryset=player_callable(), to_field_name="uuid", label="Player B",
-        widget=forms.Select(attrs=_CHECKS),
-    )
+    a = CallablePlayerField(label="Player A", widget=forms.Select(attrs=_CHECKS))
+    b = CallablePlayerField(label="Player B", widget=forms.Select(attrs=_CHECKS))
     attempts = forms.IntegerField(
         min_value=1, max_value=32, initial=4, label="Seeds per condition",
         help_text="The same seeds 0…k−1 are played without and with the hint.",
@@ -168,13 +190,6 @@ class DuelTriggerForm(forms.Form):
         cleaned = super().clean()
         if cleaned.get("a") and cleaned.get("a") == cleaned.get("b"):
             raise forms.ValidationError("Pick two different players.")
-        for side in ("a", "b"):
-            player = cleaned.get(side)
-            if player is not None and player.imported and not player.builtin:
-                self.add_error(side, (
-                    f"{player.name} was imported from a file and is not called until a staff "
-                    "user has set its API-key variable in the admin."
-                ))
         return cleaned
 
     def refuse_uncallable(self) -> bool:

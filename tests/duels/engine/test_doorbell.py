@@ -153,14 +153,17 @@ def test_step_writes_with_an_unreachable_layer_are_neither_slowed_nor_failed(mak
     episode = make.episode(status=Status.RUNNING, success=None, lease_owner="w1")
     failed_before = doorbell._sender.failed
     with override_settings(CHANNEL_LAYERS=UNREACHABLE):
-        slowest = 0.0
+        took = []
         for index in range(20):
             step = episode_record_step(episode=episode, owner="w1", index=index,
                                        observation=f"obs {index}")
             started = time.monotonic()
             doorbell_step_ready(episode=episode, step=step)
-            slowest = max(slowest, time.monotonic() - started)
-        assert slowest < 0.05
+            took.append(time.monotonic() - started)
+        # Handing the ring to the sender's thread, not waiting on the layer: the typical ring
+        # takes well under a millisecond; one may wait on a busy machine's scheduler (54 ms was
+        # seen at load 12), never on the layer's failures (which the flush below waits out).
+        assert sorted(took)[len(took) // 2] < 0.02 and max(took) < 0.5
         assert doorbell_flush(timeout=30)
     assert episode.trajectory.count() == 20
     assert doorbell._sender.failed > failed_before
