@@ -102,10 +102,18 @@ def _rank_text(row: Mapping, key: str) -> tuple[str, str]:
                        else f"{span[0]}–{span[1]}")
 
 
+# A setter's figures stand on its peers' decided plays of its final versions: the unhinted ones
+# (design, setter score) or both conditions' (hint authoring, each matched pair's two plays).
+SETTER_PLAYS = {"design": "unhinted", "setter_score_final": "unhinted",
+                "hint_authoring": "decided"}
+
+
 def episodes_link(*, study_uuid: str | None, player_uuid: str | None, row: Mapping,
-                  figure: str) -> dict | None:
-    """The episode list filtered to the plays a solver figure stands on, with their number;
-    None where the list's filters cannot pick exactly those plays."""
+                  figure: str, setter_counts: Mapping[str, Mapping[str, int]] | None = None,
+                  ) -> dict | None:
+    """The episode list filtered to the plays a figure stands on, with their number; None
+    where the list's filters cannot pick exactly those plays (`setter_counts`: what the list
+    holds per author, study_setter_play_counts)."""
     if not study_uuid or not player_uuid:
         return None
     plays = (row.get("plays") or {}).get(figure)
@@ -122,13 +130,20 @@ def episodes_link(*, study_uuid: str | None, player_uuid: str | None, row: Mappi
         query |= {"condition": "unhinted", "final": 1}
     elif figure == "hint_gain" and plays == both_others:
         query |= {"final": 1, "peers": 1}
+    elif (figure in SETTER_PLAYS and plays
+          and plays == ((setter_counts or {}).get(player_uuid) or {}).get(SETTER_PLAYS[figure])):
+        query = {"study": study_uuid, "setter": player_uuid, "final": 1, "peers": 1,
+                 "outcome": "decided"}
+        if SETTER_PLAYS[figure] == "unhinted":
+            query["condition"] = "unhinted"
     else:
         return None
     return {"href": "/episodes/?" + urlencode(query), "plays": plays}
 
 
 def role_tables(*, models: Sequence[Mapping], study_uuid: str | None = None,
-                players: Mapping[str, str] | None = None) -> dict:
+                players: Mapping[str, str] | None = None,
+                setter_counts: Mapping[str, Mapping[str, int]] | None = None) -> dict:
     """{"solvers": [...], "setters": [...]}: per model, its cells of each role's columns
     (value, interval, shared rank and rank range, the whole-range note, the link to its plays).
     Solvers are ordered by the primary figure's shared rank, setters likewise (then by name)."""
@@ -157,7 +172,7 @@ def role_tables(*, models: Sequence[Mapping], study_uuid: str | None = None,
                     "plays": plays,
                     "link": None if value is None else episodes_link(
                         study_uuid=study_uuid, player_uuid=players.get(row["model"]),
-                        row=row, figure=column.key),
+                        row=row, figure=column.key, setter_counts=setter_counts),
                 })
             rows.append({"model": row["model"], "imported": row.get("imported"),
                          "evaluated": row.get("evaluated"), "cells": cells,
@@ -185,7 +200,8 @@ def headline_card(*, headline: Mapping | None, models: Sequence[Mapping],
 
 
 def answer_context(*, figures: Mapping | None, study_uuid: str | None = None,
-                   players: Mapping[str, str] | None = None) -> dict:
+                   players: Mapping[str, str] | None = None,
+                   setter_counts: Mapping[str, Mapping[str, int]] | None = None) -> dict:
     """The template context of the headline card and the role tables: `answer`,
     `role_tables`."""
     figures = figures or {}
@@ -199,7 +215,8 @@ def answer_context(*, figures: Mapping | None, study_uuid: str | None = None,
     computable = any(row.get(column.key) is not None for row in models
                      for columns in ROLES.values() for column in columns)
     return {"answer": card,
-            "role_tables": role_tables(models=models, study_uuid=study_uuid, players=players)
+            "role_tables": role_tables(models=models, study_uuid=study_uuid, players=players,
+                                       setter_counts=setter_counts)
             if computable else {}}
 
 

@@ -45,6 +45,23 @@ def study_player_uuids(*, study: Study) -> dict[str, str]:
     return {name: str(uuid) for name, uuid in study.players.values_list("name", "uuid")}
 
 
+def study_setter_play_counts(*, study: Study) -> dict[str, dict[str, int]]:
+    """Per author (uuid): its peers' decided plays of its final versions, unhinted and in all:
+    what the episode list shows for `setter=…&final=1&peers=1&outcome=decided` (one query)."""
+    from django.db.models import Q
+
+    from duels.models import Condition
+    from duels.selectors.episode_list import EpisodeFilters, episode_filters_q
+
+    plays = Episode.objects.filter(episode_filters_q(EpisodeFilters(
+        study=study.uuid, final=True, peers=True, outcome="decided")))
+    rows = plays.values("environment__author__uuid").annotate(
+        unhinted=Count("id", filter=Q(condition=Condition.UNHINTED)), decided=Count("id"))
+    return {str(row["environment__author__uuid"]): {"unhinted": row["unhinted"],
+                                                    "decided": row["decided"]}
+            for row in rows}
+
+
 def study_exists(*, study_uuid: UUID | str) -> bool:
     return Study.objects.filter(uuid=study_uuid).exists()
 

@@ -28,6 +28,7 @@ from duels.studies.selectors import (
     study_list,
     study_page,
     study_player_uuids,
+    study_setter_play_counts,
 )
 from duels.studies.story import slot_get, slot_story
 from duels.studies.tables import TABLES, study_table, table_grid
@@ -64,7 +65,8 @@ def study_detail(request: HttpRequest, study_uuid: UUID) -> HttpResponse:
     context = {
         "study": study, **page, "figures_at": page["computed_at"],
         **answer_context(figures=page["figures"], study_uuid=str(study.uuid),
-                         players=study_player_uuids(study=study)),
+                         players=study_player_uuids(study=study),
+                         setter_counts=study_setter_play_counts(study=study)),
         "players": list(study.players.order_by("name")),
         "can_cancel": can_cancel,
         "can_publish": study_can_publish(study=study, user=request.user),

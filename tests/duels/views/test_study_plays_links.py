@@ -106,3 +106,20 @@ def test_a_bad_filter_value_is_refused_with_the_reason(owner_client, study):
     response = owner_client.get("/episodes/?seed=north")
     assert response.status_code == 400
     assert re.search(r"seed", response.content.decode())
+
+
+def test_a_setters_figures_open_their_peers_plays(owner_client, study):
+    """Design, hint authoring and the final versions' setter score link to the author's final
+    versions as its peers played them, and each list holds the figure's plays."""
+    page = owner_client.get(f"/studies/{study.uuid}/").content.decode()
+    setters = page[page.index('id="setters-table"'):]
+    setters = setters[:setters.index("</table>")]
+    linked = re.findall(r'data-figure="(design|hint_authoring|setter_score_final)">'
+                        r'<a href="([^"]*)" data-plays="(\d+)"', setters)
+    assert {figure for figure, _, _ in linked} == {"design", "hint_authoring",
+                                                   "setter_score_final"}
+    for figure, url, plays in linked:
+        assert "setter=" in url and "peers=1" in url and "final=1" in url
+        assert ("condition=unhinted" in url) == (figure != "hint_authoring")
+        assert len(listed_plays(owner_client, url.replace("&amp;", "&"))) == int(plays)
+    assert_links_open_their_plays(owner_client, setters)
