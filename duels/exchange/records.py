@@ -28,13 +28,13 @@ from duels.exchange.export import iso_time
 from duels.exchange.fields import Field
 from duels.exchange.identifiers import IdentifierError, slot_check
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
-from duels.exchange.panel_schema import PANEL_KINDS, panel_record_check
 from duels.exchange.schema import FORMAT, KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.team_records import TEAM_KINDS, team_record_check
 from duels.exchange.untrusted import UntrustedFileError
 from duels.models import Provider, TargetKind, content_hash
 from duels.models.environments import version_name
 from duels.models.studies import MAX_HARDEN_ROUNDS
+from duels.panels.exchange_records import PANEL_KINDS, panel_record_check
 from duels.players.prompts import MAX_SOURCE_BYTES
 from duels.services.annotations import MAX_TAG_LENGTH, MAX_TAGS, MAX_TEXT_LENGTH
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from django.db import models
 
 from duels.exchange.fields import Field, _f, _ref
-from duels.exchange.panel_schema import PANEL_MODELS, PANEL_SCHEMA
 from duels.models import (
     Adjudication,
     Annotation,
@@ -35,6 +34,7 @@ from duels.models import (
     Tournament,
     TransferResult,
 )
+from duels.panels.exchange_records import PANEL_MODELS, PANEL_SCHEMA
 
 FORMAT = "envduels.v1"
 FORMAT_LINE = {"format": FORMAT}

@@ -16,7 +16,6 @@ from typing import IO, Any
 
 from duels.exchange.builtins import builtin_same
 from duels.exchange.export import PLAYER_SERVER_FIELDS, exchange_records
-from duels.exchange.panel_schema import PanelChecks
 from duels.exchange.records import (
     ExchangeImportError,
     exchange_canonical,
@@ -31,6 +30,7 @@ from duels.models import (
     Player,
     builtin_player_uuid,
 )
+from duels.panels.exchange_records import PanelChecks
 from duels.scoring import duel_score_from_episodes, episode_passed
 
 BATCH = 500

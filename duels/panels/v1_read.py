@@ -27,7 +27,6 @@ from typing import Any
 
 from duels.bounds import HINT_CHARS
 from duels.exchange.identifiers import IdentifierError, entry_id_check
-from duels.exchange.trainers.envduels_v1 import CLASS_NAME, design_class_file
 from duels.exchange.untrusted import (
     CLASS_FILE,
     MANIFEST,
@@ -42,6 +41,7 @@ from duels.exchange.untrusted import (
 from duels.models import content_hash
 from duels.panels.errors import PanelError
 from duels.panels.manifest import HINT_KEYS, ManifestRow
+from duels.trainers.envduels_v1 import CLASS_NAME, design_class_file
 
 FORMAT_VERSION = 1
 MAX_ENVIRONMENTS = 2000
@@ -213,7 +213,7 @@ def hints_read(root: Path, value: Any, env_id: str, budget: ImportBudget) -> dic
 
 def generated_design(class_source: str, class_name: str) -> tuple[str | None, int | None]:
     """(design source, its MAX_STEPS) when the class file is exactly the one this EnvDuels
-    generates for the design it carries (duels/exchange/trainers/envduels_v1.py), else
+    generates for the design it carries (duels/trainers/envduels_v1.py), else
     (None, None): then the class itself is played, as any other harness runs it. A file that
     only looks generated (another base class, a `step` of its own, another runtime) is never
     played as the design it claims. Read from the syntax tree, never run."""

@@ -90,7 +90,7 @@ class _EnvDuelsCollector:
 
 
 def _stream_viewers() -> int:
-    from duels.episode_hub import EpisodeHub
+    from duels.live.episode_hub import EpisodeHub
 
     return sum(len(hub.viewers) for hub in list(EpisodeHub.hubs.values()))
 

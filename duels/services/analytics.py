@@ -3,7 +3,7 @@
 Each snapshot records the data it was computed from (`analytics_fingerprint`). Writes that
 change that data send `duels.signals.data_changed`; this service listens, marks the snapshot
 stale and queues a background refresh (`analytics_data_changed`; requests within the debounce
-window share one task, enqueued through `duels.task_registry`). `manage.py analytics`
+window share one task, enqueued through `duels.engine.task_registry`). `manage.py analytics`
 recomputes in the foreground when the snapshot is missing or stale; the page shows the
 snapshot's age and refreshes it in the background.
 """
@@ -18,11 +18,11 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from duels.analytics.bootstrap import BOOTSTRAP_RESAMPLES
+from duels.engine.task_registry import task_named
 from duels.models import AnalyticsSnapshot
 from duels.selectors.analytics import analytics_fingerprint, analytics_input
 from duels.services.estimates import environment_estimates_store
 from duels.services.labels import analytics_labels_effect
-from duels.task_registry import task_named
 
 logger = logging.getLogger(__name__)
 

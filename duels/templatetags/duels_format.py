@@ -10,11 +10,11 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from duels.units import hint_gain_interval_text, hint_gain_text
+from duels.words.units import hint_gain_interval_text, hint_gain_text
 
 register = template.Library()
 # A published copy may leave costs out: while it renders, every amount the pages show reads
-# "withheld" (one switch for every page and partial, see duels/exchange/site/).
+# "withheld" (one switch for every page and partial, see duels/publishing/).
 _COSTS_SHOWN: ContextVar[bool] = ContextVar("costs_shown", default=True)
 
 
@@ -52,7 +52,7 @@ def signed(value: float | None, digits: int = 2) -> str:
 
 @register.filter
 def gain(value: float | None) -> str:
-    """A hint gain in percentage points, signed: 0.25 -> "+25 pp" (duels.units)."""
+    """A hint gain in percentage points, signed: 0.25 -> "+25 pp" (duels.words.units)."""
     return hint_gain_text(value)
 
 
@@ -66,14 +66,14 @@ def pct_range(low: float | None, high: float | None) -> str:
 
 @register.simple_tag
 def gain_range(low: float | None, high: float | None) -> str:
-    """A 95% interval of a hint gain: "[−10, +40] pp" (empty when unknown; duels.units)."""
+    """A 95% interval of a hint gain: "[−10, +40] pp" (empty when unknown; duels.words.units)."""
     return hint_gain_interval_text(low, high)
 
 
 @register.simple_tag
 def metric(key: str, label: str = "") -> SafeString:
     """A metric's label linked to its definition on the glossary page."""
-    from duels.glossary import glossary_term
+    from duels.words.glossary import glossary_term
 
     term = glossary_term(key=key)
     return format_html(
@@ -112,7 +112,7 @@ def bounds(value: list | tuple | None, digits: int = 2) -> str:
 @register.filter
 def gain_bounds(value: list | tuple | None) -> str:
     """A 95% interval of a hint gain (or any difference of two pass rates) stored as
-    [low, high]: "[−91, −1] pp" (duels.units); "" when it is unknown."""
+    [low, high]: "[−91, −1] pp" (duels.words.units); "" when it is unknown."""
     if not isinstance(value, list | tuple) or len(value) != 2 or None in value:
         return ""
     return hint_gain_interval_text(*value)
@@ -268,8 +268,8 @@ def episode_end(context, episode) -> dict | None:
 
 @register.filter
 def error_for(text: str | None, user=None) -> str:
-    """An error text as `user` may read it (duels/error_text.py): whole for staff only; a
+    """An error text as `user` may read it (duels/words/error_text.py): whole for staff only; a
     page without a user (a published site) shows what anyone else sees."""
-    from duels.error_text import error_for_reader, reader_is_staff
+    from duels.words.error_text import error_for_reader, reader_is_staff
 
     return error_for_reader(text, staff=reader_is_staff(user))

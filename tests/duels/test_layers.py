@@ -143,13 +143,14 @@ def test_no_import_circle_among_duels_modules():
 
 
 def test_the_engine_never_imports_the_tasks_module():
-    """Tasks call the engine; the engine enqueues through duels.task_registry."""
+    """Tasks call the engine; the engine enqueues through duels.engine.task_registry."""
     offending = _imports_into(import_graph(), source="duels.engine", target="duels.tasks")
     assert offending == [], f"the engine imports duels/tasks.py: {offending}"
 
 
 def test_the_exchange_never_imports_the_engine():
-    """An import never runs a duel: rescoring is duels.rescoring's, "data changed" a signal."""
+    """An import never runs a duel: rescoring is duels.results.rescoring's, "data changed" a
+    signal."""
     offending = _imports_into(import_graph(), source="duels.exchange", target="duels.engine")
     assert offending == [], f"duels/exchange/ imports duels/engine/: {offending}"
 
@@ -157,7 +158,7 @@ def test_the_exchange_never_imports_the_engine():
 # Studies (duels/studies/) stand on the engine, the selectors, the analytics and the models;
 # only panels (their rankings are the study's figures), the web, the commands and the tasks
 # stand on them.
-ABOVE_STUDIES = ("duels.studies", "duels.panels", "duels.study_forms", "duels.views",
+ABOVE_STUDIES = ("duels.studies", "duels.panels", "duels.forms.studies", "duels.views",
                  "duels.management", "duels.tasks", "duels.apps", "duels.urls", "duels.consumers",
                  "duels.routing", "duels.admin", "duels.templatetags")
 
