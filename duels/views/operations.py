@@ -10,9 +10,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from duels.models import TokenScope
+from duels.selectors.api_tokens import api_token_find
 from duels.selectors.metrics import CONTENT_TYPE, metrics_render
 from duels.selectors.operations import health_report, task_queue_depth, workers_all, workers_live
-from duels.services.api_tokens import api_token_find
 from duels.views.common import staff_required
 
 
