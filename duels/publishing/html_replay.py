@@ -27,7 +27,7 @@ from django.utils.safestring import mark_safe
 
 from duels.models import Annotation, Duel, Episode, Step
 from duels.selectors.episodes import episode_state, episode_steps_after
-from duels.templatetags.duels_format import env_name, usd
+from duels.words.display import env_name, usd
 
 # The viewer's modules, dependencies first; their `import` lines go, as all share one script.
 SCRIPTS = ("js/replay_dom.js", "js/replay_find.js", "js/replay_timeline.js",

@@ -17,7 +17,7 @@ from duels.models import Annotation, Episode, Step
 from duels.publishing.html_replay import SCRIPTS, static_text
 from duels.publishing.pages import Leave
 from duels.selectors.episodes import STEP_FIELDS, EpisodeState
-from duels.templatetags.duels_format import env_name, usd
+from duels.words.display import env_name, usd
 from duels.words.error_text import error_for_reader
 
 _IMPORT = re.compile(r"^import .*? from \"\./[a-z_]+\.js\";\n", re.MULTILINE)

@@ -42,7 +42,7 @@ from duels.publishing.replays import BUNDLE_NAME, episode_records, replay_bundle
 from duels.selectors.dashboard import leaderboard_split
 from duels.selectors.episodes import episode_compare
 from duels.selectors.site_summary import site_figures, site_gain_table, site_tournaments
-from duels.templatetags.duels_format import costs_withheld
+from duels.words.display import costs_withheld
 
 
 class SiteExportError(ValueError):

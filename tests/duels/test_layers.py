@@ -250,10 +250,6 @@ NOT_YET_MENDED: dict[str, str] = {
     "duels.publishing.writer -> duels.views.glossary": "page contexts in duels/selectors/",
     "duels.publishing.writer -> duels.views.studies": "page contexts in duels/selectors/",
     "duels.publishing.writer -> duels.views.tournaments": "page contexts in duels/selectors/",
-    "duels.publishing.html_replay -> duels.templatetags.duels_format": "formats in duels/words/",
-    "duels.publishing.replays -> duels.templatetags.duels_format": "formats in duels/words/",
-    "duels.publishing.writer -> duels.templatetags.duels_format": "formats in duels/words/",
-    "duels.selectors.queue_items -> duels.templatetags.duels_format": "formats in duels/words/",
     # /metrics counts live viewers from the process's hubs.
     "duels.selectors.metrics -> duels.live.episode_hub": "a viewer count the hub publishes",
     # Serving a design generated from an envduels-v1 class file.
