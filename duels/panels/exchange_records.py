@@ -36,7 +36,8 @@ from duels.models import (
     PanelOrigin,
 )
 from duels.panels.manifest import HINT_KEYS, ManifestRow, hint_levels, manifest_sha256
-from duels.panels.v1_read import MAX_SEEDS, generated_design
+from duels.panels.v1_read import MAX_SEEDS
+from duels.trainers.envduels_v1 import generated_design
 
 PANEL_SCHEMA: dict[str, tuple[Field, ...]] = {
     "panel": (

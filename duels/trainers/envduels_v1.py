@@ -17,14 +17,16 @@ run it in-process unless ENVDUELS_ALLOW_IN_PROCESS=1.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from duels.exchange.identifiers import IdentifierError, entry_id_check, path_under
-from duels.models import Episode
+from duels.models import Episode, content_hash
 from duels.selectors.training_sets import TrainingItem
 from duels.trainers.common import (
     PackageError,
@@ -36,6 +38,8 @@ from duels.trainers.common import (
 
 FORMAT_VERSION = 1
 CLASS_NAME = "EnvDuelsEnv"
+# The base class of a class file this EnvDuels generates (`generated_design` recognises it).
+GENERATED_BASE = "EnvDuelsDesign"
 RUNTIME = Path(__file__).resolve().parent / "rl_runtime" / "envduels_v1_env.py"
 SHORT_HASH = 12
 
@@ -167,3 +171,42 @@ def envduels_v1_write(*, items: Sequence[TrainingItem], out: Path,
         (root / "README.md").write_text(_readme(rows, items), encoding="utf-8")
 
     return directory_write(out=out, fill=fill)
+
+
+def generated_design(class_source: str, class_name: str) -> tuple[str | None, int | None]:
+    """(design source, its MAX_STEPS) when the class file is exactly the one this EnvDuels
+    generates for the design it carries (duels/trainers/envduels_v1.py), else
+    (None, None): then the class itself is played, as any other harness runs it. A file that
+    only looks generated (another base class, a `step` of its own, another runtime) is never
+    played as the design it claims. Read from the syntax tree, never run."""
+    if class_name != CLASS_NAME:
+        return None, None
+    try:
+        tree = ast.parse(class_source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None, None
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    if not classes or classes[-1].name != class_name or [
+            getattr(base, "id", None) for base in classes[-1].bases] != [GENERATED_BASE]:
+        return None, None
+    values: dict[str, Any] = {}
+    for statement in classes[-1].body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name):
+            try:
+                values[statement.targets[0].id] = ast.literal_eval(statement.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                continue
+    source, max_steps, design_id = (values.get("DESIGN_SOURCE"), values.get("MAX_STEPS"),
+                                    values.get("DESIGN_ID"))
+    if not isinstance(source, str) or type(max_steps) is not int or not isinstance(
+            design_id, str) or "\x00" in source:
+        return None, None
+    try:
+        expected = design_class_file(source=source, env_id=design_id,
+                                     content_hash=content_hash(source), max_steps=max_steps)
+    except UnicodeEncodeError:
+        return None, None
+    if expected != class_source:
+        return None, None
+    return source, max_steps

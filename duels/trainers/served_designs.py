@@ -17,9 +17,9 @@ from duels.exchange.untrusted import (
     untrusted_read_path,
 )
 from duels.models import Environment, EnvironmentStatus
-from duels.panels.v1_read import generated_design
 from duels.selectors.training_sets import TrainingItem
 from duels.trainers.common import PackageError
+from duels.trainers.envduels_v1 import generated_design
 from duels.trainers.openenv_server import ServedDesign
 
 DEFAULT_MAX_STEPS = 30

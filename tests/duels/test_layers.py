@@ -246,8 +246,6 @@ NOT_YET_MENDED: dict[str, str] = {
     "duels.exchange.validate -> duels.panels.exchange_records": "a registry in duels/exchange/",
     # /metrics counts live viewers from the process's hubs.
     "duels.selectors.metrics -> duels.live.episode_hub": "a viewer count the hub publishes",
-    # Serving a design generated from an envduels-v1 class file.
-    "duels.trainers.served_designs -> duels.panels.v1_read": "generated_design in duels/trainers/",
 }
 
 
