@@ -283,3 +283,8 @@ def steps_frame(episode_uuid: str, items: list[str]) -> str:
         return items[0]
     return (f'{{"type": "steps", "episode": {json.dumps(episode_uuid)}, '
             f'"items": [{", ".join(items)}]}}')
+
+
+def stream_viewers() -> int:
+    """How many live episode viewers are connected to this web process (for /metrics)."""
+    return sum(len(hub.viewers) for hub in list(EpisodeHub.hubs.values()))

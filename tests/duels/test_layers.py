@@ -244,8 +244,6 @@ NOT_YET_MENDED: dict[str, str] = {
     "duels.exchange.records -> duels.panels.exchange_records": "a registry in duels/exchange/",
     "duels.exchange.schema -> duels.panels.exchange_records": "a registry in duels/exchange/",
     "duels.exchange.validate -> duels.panels.exchange_records": "a registry in duels/exchange/",
-    # /metrics counts live viewers from the process's hubs.
-    "duels.selectors.metrics -> duels.live.episode_hub": "a viewer count the hub publishes",
 }
 
 
