@@ -19,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, models, transaction
 
 from duels.exchange.identities import author_imported_username
+from duels.exchange.record_kinds import record_kind_owner
 from duels.exchange.records import ExchangeImportError, exchange_canonical, exchange_read
 from duels.exchange.schema import KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.team_import import (
@@ -50,7 +51,6 @@ from duels.models import (
     Tournament,
     TransferResult,
 )
-from duels.panels.exchange_records import PANEL_KINDS, panel_record_build
 from duels.results.rescoring import duel_rescore
 from duels.results.study_records import study_slots_derive
 from duels.signals import data_changed
@@ -185,8 +185,9 @@ class _Writer:
         kind, uuid = record["kind"], UUID(record["uuid"])
         if kind in TEAM_KINDS:
             return team_record_build(record, pk=self.pk, user=self.user)
-        if kind in PANEL_KINDS:
-            return panel_record_build(record, pk=self.pk)
+        owner = record_kind_owner(kind)
+        if owner is not None:
+            return owner.build(record, pk=self.pk)
         if kind == "player":
             # A file never decides which host variable is sent where: the player arrives with
             # no key variable and marked imported until staff review it (duels.players.keys).

@@ -34,7 +34,6 @@ from duels.models import (
     Tournament,
     TransferResult,
 )
-from duels.panels.exchange_records import PANEL_MODELS, PANEL_SCHEMA
 
 FORMAT = "envduels.v1"
 FORMAT_LINE = {"format": FORMAT}
@@ -245,9 +244,9 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("decided_by", "str", path="decided_by__username", nullable=True),
         _f("created_at", "time"),
     ),
-    **PANEL_SCHEMA,
 }
-KIND_ORDER: tuple[str, ...] = tuple(SCHEMA)
+# Other rooms' kinds join SCHEMA, MODELS and KIND_ORDER through duels/exchange/record_kinds.py.
+KIND_ORDER: list[str] = list(SCHEMA)
 MODELS: dict[str, type[models.Model]] = {
     "player": Player,
     "study": Study,
@@ -263,5 +262,4 @@ MODELS: dict[str, type[models.Model]] = {
     "queue": AnnotationQueue,
     "answer": Answer,
     "adjudication": Adjudication,
-    **PANEL_MODELS,
 }

@@ -23,6 +23,7 @@ from duels.bounds import HINT_CHARS
 from duels.exchange.errors import ExchangeImportError
 from duels.exchange.fields import Field, _f, _ref
 from duels.exchange.identifiers import IdentifierError, entry_id_check
+from duels.exchange.record_kinds import RecordKinds, record_kinds_register
 from duels.exchange.untrusted import CLASS_FILE, SOURCE
 from duels.models import (
     Contract,
@@ -264,3 +265,8 @@ class PanelChecks:
                     _fail(f"outside outcome of {model!r}: {model} was evaluated here on panel "
                           f"{panel}; outside outcomes under the same name would mix with its "
                           "own plays (rename the model in the file)", line)
+
+
+record_kinds_register(RecordKinds(
+    schema=PANEL_SCHEMA, models=PANEL_MODELS, check=panel_record_check, build=panel_record_build,
+    file_checks=PanelChecks))

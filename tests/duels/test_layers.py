@@ -235,18 +235,6 @@ LADDER = (
              "duels.tasks", "duels.apps")),
 )
 
-# Upward arrows not mended yet, each with the lower module that would take the shared part. The
-# list may only shrink: a test below fails when an entry no longer exists.
-NOT_YET_MENDED: dict[str, str] = {
-    # The exchange reads panel records through the panels room: a record-kind registry owned by
-    # the exchange, filled by duels.panels at start-up, would point the arrow down.
-    "duels.exchange.importer -> duels.panels.exchange_records": "a registry in duels/exchange/",
-    "duels.exchange.records -> duels.panels.exchange_records": "a registry in duels/exchange/",
-    "duels.exchange.schema -> duels.panels.exchange_records": "a registry in duels/exchange/",
-    "duels.exchange.validate -> duels.panels.exchange_records": "a registry in duels/exchange/",
-}
-
-
 def layer_of(module: str) -> int:
     """The rung of `module` on LADDER (the longest prefix that names it wins)."""
     if module == "duels":
@@ -300,8 +288,7 @@ def sandbox_runner_reaches(files: list[Path]) -> list[str]:
 
 
 RULES = {
-    "no layer imports one above it": lambda graph, modules: [
-        arrow for arrow in upward_imports(graph) if arrow not in NOT_YET_MENDED],
+    "no layer imports one above it": lambda graph, modules: upward_imports(graph),
     "selectors never import services": lambda graph, modules: _imports_into(
         graph, source="duels.selectors", target="duels.services"),
     "the exchange never imports views": lambda graph, modules: _imports_into(
@@ -348,11 +335,6 @@ def test_the_sandbox_rule_fails_on_a_planted_import(tmp_path):
     planted = tmp_path / "planted.py"
     planted.write_text("from duels.models import Environment\n")
     assert sandbox_runner_reaches([planted]) == ["planted.py -> duels.models"]
-
-
-def test_every_unmended_arrow_still_exists():
-    """An entry of NOT_YET_MENDED that no longer runs up is deleted, so the list only shrinks."""
-    assert set(NOT_YET_MENDED) <= set(upward_imports(import_graph()))
 
 
 def test_no_loose_modules_at_the_entrance():
