@@ -345,3 +345,19 @@ def test_no_loose_modules_at_the_entrance():
     # by migration 0017 and migrations never change.
     rules = {"scoring.py", "bounds.py", "annotation_defaults.py"}
     assert {path.name for path in PACKAGE.glob("*.py")} <= entry | rules
+
+
+MAX_MODULE_LINES = 400
+# The guest runs inside the sandbox from one file copied into the image, standard library only.
+WHOLE_ON_PURPOSE = {"sandbox_runner/guest/envduels_guest.py"}
+
+
+def test_no_module_over_400_lines():
+    long = sorted(
+        f"{path.relative_to(ROOT)} ({lines})"
+        for folder in ("duels", "sandbox_runner", "envduels_site")
+        for path in (ROOT / folder).rglob("*.py")
+        if "migrations" not in path.parts and str(path.relative_to(ROOT)) not in WHOLE_ON_PURPOSE
+        and (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES)
+    assert long == [], f"split by responsibility: {long}"
+    assert all((ROOT / name).is_file() for name in WHOLE_ON_PURPOSE)
