@@ -37,7 +37,6 @@ class ApiError(Exception):
 def api_view(view: Callable[..., dict[str, Any]]) -> Callable[..., JsonResponse]:
     """GET only; session or bearer-token auth; turns ApiError into a JSON error answer."""
 
-
     @require_GET
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
@@ -56,7 +55,6 @@ def api_view(view: Callable[..., dict[str, Any]]) -> Callable[..., JsonResponse]
             return JsonResponse({"error": str(exc)}, status=exc.status)
         except RateLimited as exc:
             return rate_limited_response(request, exc)
-
 
     return wrapped
 
@@ -126,12 +124,10 @@ def paginated(
         raise ApiError(f"{prefix}page must be between 1 and {paginator.num_pages} at "
                        f"{prefix}page_size {size} (got {number})") from None
 
-
     def link(to: int) -> str:
         params = request.GET.copy()
         params[f"{prefix}page"] = str(to)
         return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")
-
 
     return {
         "count": paginator.count,
