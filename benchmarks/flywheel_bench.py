@@ -77,9 +77,9 @@ def export_bench(count: int, workdir: str) -> None:
     from django.utils import timezone
 
     from duels.analytics.training_value import training_values
-    from duels.exchange.rl_packages import rl_package_write
     from duels.models import Environment, EnvironmentEstimate, Hint, Player
     from duels.selectors.training_sets import TrainingSetFilters, training_set_select
+    from duels.trainers.rl_packages import rl_package_write
 
     call_command("migrate", verbosity=0)
     environments, episodes, irt_rows = records(count, seed=1)

@@ -28,7 +28,7 @@ def main() -> None:
         django.setup()
         from django.core.management import call_command
 
-        from duels.exchange.html_replay import replay_html, replay_scope
+        from duels.publishing.html_replay import replay_html, replay_scope
         from tests import factories
 
         call_command("migrate", verbosity=0)

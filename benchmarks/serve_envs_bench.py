@@ -30,10 +30,10 @@ import django  # noqa: E402
 django.setup()
 
 from duels.analytics.designs import content_hash  # noqa: E402
-from duels.exchange.trainers.envduels_v1 import envduels_v1_write  # noqa: E402
 from duels.selectors.training_sets import TrainingItem  # noqa: E402
+from duels.trainers.envduels_v1 import envduels_v1_write  # noqa: E402
 from sandbox_runner import available_backends  # noqa: E402
-from tests.duels.exchange.trainer_venvs import trainer_venv, venv_environment  # noqa: E402
+from tests.duels.trainers.trainer_venvs import trainer_venv, venv_environment  # noqa: E402
 
 DESIGN = '''
 class Environment:
@@ -101,7 +101,7 @@ def main() -> None:
                             content_hash=design, max_steps=10, hint=None, cluster=design,
                             training={"environments": []})
         # No duel played this design and no database is needed: its benchmark seeds are none.
-        with mock.patch("duels.exchange.trainers.envduels_v1.benchmark_seeds", return_value=[]):
+        with mock.patch("duels.trainers.envduels_v1.benchmark_seeds", return_value=[]):
             export = envduels_v1_write(items=[item], out=Path(folder) / "export")
         client = Path(folder) / "client.py"
         client.write_text(CLIENT)

@@ -38,7 +38,6 @@ def child(episodes: int) -> None:
     from django.core.management import call_command
     from django.utils import timezone
 
-    from duels.exchange.site import site_export
     from duels.models import (
         Condition,
         Duel,
@@ -50,6 +49,7 @@ def child(episodes: int) -> None:
         Step,
         Tournament,
     )
+    from duels.publishing import site_export
 
     call_command("migrate", verbosity=0)
     source = (ROOT / "docs" / "examples" / "dial_lock.py").read_text()

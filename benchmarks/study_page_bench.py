@@ -66,8 +66,8 @@ def build_study():
         Study,
         StudySlot,
     )
+    from duels.results.study_records import study_slots_derive
     from duels.studies.creation import study_create, study_plan
-    from duels.study_records import study_slots_derive
 
     rng = random.Random(0)
     players = [Player.objects.create(name=f"model-{n}", provider="builtin", builtin=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from duels import models
-from duels.account_forms import ThrottledAdminAuthenticationForm
+from duels.forms.accounts import ThrottledAdminAuthenticationForm
 from duels.services.players import player_set_api_key_env
 
 # The admin's sign-in throttles repeated failures like the site's.

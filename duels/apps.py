@@ -41,6 +41,9 @@ class DuelsConfig(AppConfig):
         # owner of its episodes (duels/engine/owners.py).
         from duels import tasks  # noqa: F401
         from duels.engine import duel_owner  # noqa: F401
+
+        # Panels add their record kinds to the envduels.v1 file (duels/exchange/record_kinds.py).
+        from duels.panels import exchange_records  # noqa: F401
         from duels.panels import owner as evaluation_owner  # noqa: F401
         from duels.signals import data_changed
         from duels.studies import owner  # noqa: F401

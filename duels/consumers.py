@@ -11,7 +11,7 @@ database is the truth: a doorbell (`step.ready`) is forwarded without a query wh
 the next index, any gap is filled from the database, and a 0.5 s poll covers workers whose
 channel layer is not shared with this server.
 
-The viewers of one episode in one process share an EpisodeHub (duels/episode_hub.py): one
+The viewers of one episode in one process share an EpisodeHub (duels/live/episode_hub.py): one
 group membership, one encoding per step, coalesced frames and shared catch-up reads.
 
 `/ws/studies/<uuid>/` (StudyConsumer) tells a study page when one of its field plays ends.
@@ -28,8 +28,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 
-from duels.episode_hub import EpisodeHub, db_read, steps_frame
-from duels.error_text import reader_is_staff
+from duels.live.episode_hub import EpisodeHub, db_read, steps_frame
 from duels.panels.owner import evaluation_group
 from duels.panels.selectors import evaluation_exists
 from duels.selectors.episodes import EpisodeState, episode_state
@@ -37,6 +36,7 @@ from duels.selectors.viewers import viewer_still_allowed
 from duels.services.api_tokens import api_token_authenticate
 from duels.studies.owner import study_group
 from duels.studies.selectors import study_exists
+from duels.words.error_text import reader_is_staff
 from envduels_site.origins import bearer_token
 
 logger = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ class EpisodeConsumer(AsyncJsonWebsocketConsumer):
             await self.refuse(CLOSE_NOT_FOUND)
             return
         self.episode_pk = state.pk
-        self.staff = reader_is_staff(user)  # reads errors whole (duels/error_text.py)
+        self.staff = reader_is_staff(user)  # reads errors whole (duels/words/error_text.py)
         self.last_index = _since(self.scope.get("query_string", b""))
         self.ended = False
         self.known = -1

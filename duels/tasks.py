@@ -1,7 +1,8 @@
 """Background tasks (Django Tasks API, database backend; run by `manage.py db_worker`).
 
 Tasks stay thin: they parse their arguments and call one service. Each is registered by name in
-`duels.task_registry` (this module is loaded by the app's `ready()`): the engine and the services
+`duels.engine.task_registry` (this module is loaded by the app's `ready()`): the engine and the
+services
 enqueue through that registry and never import this module.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from django_tasks import task
 
-from duels.task_registry import tasks_register
+from duels.engine.task_registry import tasks_register
 
 # --- Duel engine ------------------------------------------------------------------------------
 # A tournament is driven by a few `tournament_drive_task`s (queue "duels"); each runs the work

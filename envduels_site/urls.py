@@ -5,10 +5,10 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from duels.account_forms import ThrottledAuthenticationForm
+from duels.forms.accounts import ThrottledAuthenticationForm
 
 accounts = [
-    # Sign-in throttles repeated failures per account and per address (duels.account_forms).
+    # Sign-in throttles repeated failures per account and per address (duels.forms.accounts).
     path("login/", auth_views.LoginView.as_view(
         authentication_form=ThrottledAuthenticationForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

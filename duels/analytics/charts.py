@@ -14,9 +14,9 @@ import plotly.io as pio
 
 from duels.analytics.data import EnvironmentRecord
 from duels.analytics.designs import design_label
-from duels.units import hint_gain_interval_text, hint_gain_text
+from duels.words.units import hint_gain_interval_text, hint_gain_text
 
-# A hint-gain axis reads in percentage points, as every hint gain does (duels.units).
+# A hint-gain axis reads in percentage points, as every hint gain does (duels.words.units).
 GAIN_TICKS = {"tickvals": [-1, -0.5, 0, 0.5, 1],
               "ticktext": [hint_gain_text(value) for value in (-1, -0.5, 0, 0.5, 1)]}
 FOREST_LIMIT = 60
@@ -190,7 +190,7 @@ def hint_gain_figure(environments: list[dict]) -> dict:
     traces = _forest(labels, [r["hint_gain"] for r in shown], [r["low"] for r in shown],
                      [r["high"] for r in shown], name="hint gain", axis_title="0",
                      reference=0.0)
-    # Written as everywhere else: percentage points (duels.units), on the axis and on hover.
+    # Written as everywhere else: percentage points (duels.words.units), on the axis and on hover.
     traces[0].update(
         customdata=[[hint_gain_text(r["hint_gain"]),
                      hint_gain_interval_text(r["low"], r["high"])] for r in shown],

@@ -73,18 +73,12 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import expit, logit
 
+from duels.analytics.bootstrap import resampling_strata, rescaled_bootstrap_weights
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord
 from duels.analytics.divergence import kendall_tau_rows
 from duels.analytics.intervals import basic_interval, percentile_interval, widened_draws
-from duels.analytics.irt import (
-    IrtCells,
-    IrtParameters,
-    IrtProblem,
-    irt_cells,
-    irt_fit,
-    irt_fit_batch,
-    irt_laplace,
-)
+from duels.analytics.irt import IrtCells, IrtParameters, IrtProblem, irt_cells
+from duels.analytics.irt_fit import irt_fit, irt_fit_batch, irt_laplace
 from duels.analytics.proportions import Z95
 
 SCALE = 400 / math.log(10)
@@ -156,45 +150,6 @@ class _Authorship:
         finite = np.isfinite(mean)
         centre = logits[finite].mean() if finite.any() else 0.0
         return mean, np.where(finite, to_scale(logits - centre), np.nan)
-
-
-def _stratum_sizes(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The environments in stratum order, and each one's stratum start and size in that order."""
-    order = np.argsort(strata, kind="stable")
-    grouped = strata[order]
-    starts = np.searchsorted(grouped, grouped, side="left")
-    return order, starts, np.searchsorted(grouped, grouped, side="right") - starts
-
-
-def resampling_strata(authors: np.ndarray) -> np.ndarray:
-    """Strata for the bootstrap: one per author of two or more environments, and one pooled
-    stratum for authors of a single environment and environments without a known author."""
-    _, counts = np.unique(authors, return_counts=True)
-    size_of = dict(zip(np.unique(authors).tolist(), counts.tolist(), strict=True))
-    sizes = np.array([size_of[a] for a in authors.tolist()], dtype=np.int64)
-    return np.where((sizes >= 2) & (authors >= 0), authors, -1)
-
-
-def rescaled_bootstrap_weights(rng: np.random.Generator, strata: np.ndarray,
-                               resamples: int) -> np.ndarray:
-    """Rao–Wu weights, one row per resample: n − 1 draws with replacement in each stratum of n,
-    each worth n/(n − 1).
-
-    A stratum of one keeps its weight 1: it has no spread of its own to show.
-    """
-    order, starts, sizes = _stratum_sizes(strata)
-    position = np.arange(len(order)) - starts
-    picks = order[starts + np.floor(rng.random((resamples, len(order))) * sizes).astype(np.int64)]
-    drawn = picks[:, (sizes >= 2) & (position < sizes - 1)]
-    flat = (drawn + len(strata) * np.arange(resamples)[:, None]).ravel()
-    weight = np.bincount(flat, minlength=resamples * len(strata)).reshape(
-        resamples, len(strata)).astype(np.float64)
-    stratum_size = np.empty(len(strata), dtype=np.int64)
-    stratum_size[order] = sizes
-    single = stratum_size < 2
-    weight *= np.where(single, 1.0, stratum_size / np.maximum(stratum_size - 1, 1))
-    weight[:, single] = 1.0
-    return weight
 
 
 def _bootstrap(problem: IrtProblem, start: IrtParameters, authorship: _Authorship,

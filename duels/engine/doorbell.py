@@ -4,7 +4,7 @@ The database is the truth; a lost doorbell only delays a live view until its nex
 channel layer that is down never fails (nor slows) the step that rang it.
 
 Rings go to the episode's group (`episode.<uuid>`), which the episode viewers' hub joins
-(duels/episode_hub.py). Duel and tournament pages poll the database instead, so a ring to their
+(duels/live/episode_hub.py). Duel and tournament pages poll the database instead, so a ring to their
 groups would cost a channel-layer round trip (two Redis commands) for nobody. An episode's end
 also rings the groups its owner names (duels/engine/owners.py): a study page's `study.<uuid>`,
 once per field play, so the page refreshes its progress when a play ends.

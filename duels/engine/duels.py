@@ -2,7 +2,8 @@
 
 A duel's life: pending → running (authoring under a lease) → its episodes are created in the
 same commit that ends authoring → episodes run (see episodes.py, scheduler.py) → scored and
-finished. Scores are always derived from the stored episodes (`duels.rescoring.duel_rescore`).
+finished. Scores are always derived from the stored episodes
+(`duels.results.rescoring.duel_rescore`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from duels.engine.faults import (
 from duels.engine.leases import duel_claim_authoring, heartbeat, worker_identity
 from duels.models import DONE_STATUSES, Condition, Duel, EndReason, Episode, Player, Status
 from duels.players import prompts
-from duels.rescoring import duel_rescore, duel_score_stored
+from duels.results.rescoring import duel_rescore, duel_score_stored
 from duels.signals import data_changed
 
 

@@ -34,7 +34,15 @@ from django.conf import settings
 from django.utils import timezone
 
 from duels.bounds import OBSERVATION_CHARS, text_bound
-from duels.engine.hint_search import hint_pieces
+from duels.engine.proof_paths import (
+    Answer,
+    actions_to,
+    episode_answers,
+    episode_hint_leak,
+    episode_pair_mismatch,
+    evidence_bounded,
+    first_difference,
+)
 from duels.engine.replay_clock import (
     REPLAY_CLOCK_OFFSET,
     REPLAY_CLOCK_SHOWN,
@@ -42,8 +50,8 @@ from duels.engine.replay_clock import (
     REPLAY_STRIDE_SHOWN,
 )
 from duels.engine.replay_sandbox import FreshPass, ReplaySandbox
-from duels.engine.voiding import EVIDENCE_CHARS, environment_void
-from duels.models import Condition, EndReason, EnvironmentStatus, Episode, Proof, Status, Step
+from duels.engine.voiding import environment_void
+from duels.models import EndReason, EnvironmentStatus, Episode, Proof, Status
 from sandbox_runner import (
     EnvCodeError,
     Sandbox,
@@ -55,20 +63,9 @@ from sandbox_runner import (
 
 # Whose episodes pair up: the owner fields an episode's pair shares with it (a panel
 # evaluation adds its own).
-OWNER_FIELDS = ("duel_id", "study_id", "evaluation_id")
-COMPARED = ("observation", "reward", "done", "success")
 # Environment faults a replay can meet where the played run met none: a limit the environment's
 # own code hits. A timeout is tried once more first (a busy machine is not the environment).
 REPLAY_LIMIT_ERRORS = (SandboxTimeout, SandboxMemoryExceeded, SandboxOutputExceeded)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the environment answered at one stored step (step 0: the reset)."""
-
-    index: int
-    action: str | None  # None for the reset
-    values: dict[str, Any]
 
 
 def proof_enabled() -> bool:
@@ -90,21 +87,6 @@ def episode_provable(*, status: str, end_reason: str) -> bool:
     environment's own fault) and its steps are a result."""
     return status == Status.FINISHED or (status == Status.FAILED
                                          and end_reason == EndReason.ENV_ERROR)
-
-
-def episode_answers(*, episode: Episode) -> list[Answer]:
-    """The environment's answers as stored, in order: the reset, then each step that reached the
-    environment (a format reminder is EnvDuels' text, not the environment's)."""
-    answers = []
-    for step in Step.objects.filter(episode=episode).order_by("index").only(
-            "index", "observation", "action", "reward", "done", "success", "format_error"):
-        if step.index and step.is_format_reminder:
-            continue
-        values = {"observation": step.observation}
-        if step.index:
-            values.update(reward=step.reward, done=step.done, success=step.success)
-        answers.append(Answer(step.index, step.action if step.index else None, values))
-    return answers
 
 
 def episode_prove(*, episode: Episode, replay: ReplaySandbox | None = None,
@@ -150,106 +132,6 @@ def _record(episode: Episode, proof: str, elapsed_ms: int, record: bool) -> tupl
         Episode.objects.filter(pk=episode.pk).update(proof=proof, proof_ms=elapsed_ms)
     episode.proof, episode.proof_ms = proof, elapsed_ms
     return proof, elapsed_ms
-
-
-def _bounded(value: Any) -> Any:
-    return text_bound(value, limit=EVIDENCE_CHARS) if isinstance(value, str) else value
-
-
-def _actions_to(answers: list[Answer], index: int) -> list[str]:
-    return [answer.action for answer in answers if answer.action is not None
-            and answer.index <= index]
-
-
-def _first_difference(left: dict[str, Any], right: dict[str, Any]) -> str:
-    for name in COMPARED:
-        if name in left and (left[name] != right.get(name)
-                             or type(left[name]) is not type(right.get(name))):
-            return name
-    return ""
-
-
-def episode_hint_leak(*, episode: Episode, answers: list[Answer]) -> dict[str, Any] | None:
-    """The evidence that an unhinted episode was shown one of the environment's hints, or None.
-
-    The episode's texts (its reset text and every observation) are searched as one text, so a
-    hint torn over several observations is found, with the steps that showed its pieces."""
-    if episode.condition != Condition.UNHINTED:
-        return None
-    texts = [answer.values["observation"] for answer in answers]
-    for hint in episode.environment.hints.values_list("text", flat=True):
-        pieces = hint_pieces(hint=hint, texts=texts)
-        if not pieces:
-            continue
-        steps = sorted({answers[piece.text].index for piece in pieces})
-        shown = " \u2026 ".join(piece.words for piece in pieces)
-        observation = "\n\n".join(
-            f"step {answer.index}: {answer.values['observation']}" if len(steps) > 1
-            else answer.values["observation"] for answer in answers if answer.index in steps)
-        return {
-            "kind": "hint_leak", "step": steps[-1], "steps": steps,
-            "pieces": [{"step": answers[piece.text].index, "shown": _bounded(piece.words)}
-                       for piece in pieces],
-            "actions": _actions_to(answers, steps[-1]), "hint": _bounded(hint),
-            "shown": _bounded(shown), "observation": _bounded(observation),
-            "reason": (f"{_places(steps)} of an unhinted episode (seed {episode.seed}) "
-                       f"show{'s' if len(steps) == 1 else ''} the hint"
-                       f"{' between them' if len(steps) > 1 else ''}: "
-                       f"\u201c{text_bound(shown, limit=200)}\u201d"),
-        }
-    return None
-
-
-def _places(steps: list[int]) -> str:
-    """"the reset text", "the observation of step 3", "the reset text and the observations
-    of steps 2 and 5"."""
-    parts = ["the reset text"] if steps[0] == 0 else []
-    later = [str(step) for step in steps if step]
-    if later:
-        numbers = later[0] if len(later) == 1 else f"{', '.join(later[:-1])} and {later[-1]}"
-        parts.append(f"the observation{'s' if len(later) > 1 else ''} of "
-                     f"step{'s' if len(later) > 1 else ''} {numbers}")
-    return " and ".join(parts)
-
-
-def episode_pair(*, episode: Episode) -> Episode | None:
-    """The paired episode: same owner, environment, solver and seed, the other condition."""
-    other = Condition.HINTED if episode.condition == Condition.UNHINTED else Condition.UNHINTED
-    owners = {field: getattr(episode, field, None) for field in OWNER_FIELDS}
-    return (Episode.objects.filter(environment_id=episode.environment_id,
-                                   solver_id=episode.solver_id, seed=episode.seed,
-                                   condition=other, **owners)
-            .exclude(pk=episode.pk).first())
-
-
-def episode_pair_mismatch(*, episode: Episode, answers: list[Answer]) -> dict[str, Any] | None:
-    """The evidence that the paired episode saw other texts after the same actions, or None.
-
-    Compared on whatever the pair has stored so far: of two paired episodes, the one checked
-    second sees the other's whole trajectory."""
-    pair = episode_pair(episode=episode)
-    if pair is None:
-        return None
-    theirs = episode_answers(episode=pair)
-    hinted, unhinted = (answers, theirs) if episode.hinted else (theirs, answers)
-    for mine, other in zip(hinted, unhinted, strict=False):
-        if mine.action != other.action:
-            return None  # the paths part here: nothing further is shared
-        name = _first_difference(mine.values, other.values)
-        if name:
-            after = ("at the reset" if mine.action is None else
-                     f"after the same {len(_actions_to(hinted, mine.index))} action(s)")
-            return {
-                "kind": "paired", "step": mine.index, "field": name,
-                "actions": _actions_to(hinted, mine.index),
-                "paired_episode": str(pair.uuid),
-                "left_label": "hinted episode", "left": _bounded(mine.values.get(name)),
-                "right_label": "unhinted episode", "right": _bounded(other.values.get(name)),
-                "reason": (f"seed {episode.seed}: the hinted and the unhinted episode saw "
-                           f"different {name}s {after}; the environment never knows whether "
-                           "the solver holds the hint, so it is not the same puzzle"),
-            }
-    return None
 
 
 def episode_replay_mismatch(*, episode: Episode, answers: list[Answer],
@@ -348,7 +230,7 @@ def _fresh_evidence(episode: Episode, answers: list[Answer],
     for number, answer in enumerate(answers):
         if number >= len(fresh.answers):
             raise _ReplayStopped(answer.index, fresh.stopped[1], REPLAY_PASSES[0])
-        name = _first_difference(answer.values, fresh.answers[number])
+        name = first_difference(answer.values, fresh.answers[number])
         if name:
             return _replay_evidence(episode, answers, answer, name, answer.values.get(name),
                                     fresh.answers[number].get(name), REPLAY_PASSES[0])
@@ -369,7 +251,7 @@ def _replay_pass(episode: Episode, answers: list[Answer], sandbox: Sandbox,
         except (EnvCodeError, *REPLAY_LIMIT_ERRORS) as error:
             raise _ReplayStopped(answer.index, error, replay_pass) from error
         replayed["observation"] = text_bound(replayed["observation"], limit=OBSERVATION_CHARS)
-        name = _first_difference(answer.values, replayed)
+        name = first_difference(answer.values, replayed)
         if name:
             return _replay_evidence(episode, answers, answer, name, answer.values.get(name),
                                     replayed.get(name), replay_pass)
@@ -388,15 +270,15 @@ def _replay_failed(episode: Episode, answers: list[Answer],
 
 def _replay_evidence(episode: Episode, answers: list[Answer], answer: Answer, name: str,
                      played: Any, replayed: Any, replay_pass: ReplayPass) -> dict[str, Any]:
-    actions = _actions_to(answers, answer.index)
-    before = _actions_to(answers, answers[-1].index)  # what the first pass played
+    actions = actions_to(answers, answer.index)
+    before = actions_to(answers, answers[-1].index)  # what the first pass played
     after = ("at the reset" if answer.action is None
              else f"after {len(actions)} action(s) ({_listed(actions)})")
     done = replay_pass.done.format(before=f"the episode's {len(before)} action(s)")
     evidence = {
         "kind": "replay", "replay": replay_pass.name, "step": answer.index, "field": name,
-        "actions": actions, "left_label": "played", "left": _bounded(played),
-        "right_label": replay_pass.label, "right": _bounded(replayed),
+        "actions": actions, "left_label": "played", "left": evidence_bounded(played),
+        "right_label": replay_pass.label, "right": evidence_bounded(replayed),
         "reason": (f"seed {episode.seed}: {done} gave another {name} {after} "
                    f"(step {answer.index}); {replay_pass.requirement}"),
     }

@@ -1,7 +1,7 @@
 """The one place where engine work is put on the task queue.
 
 The engine never imports `duels/tasks.py` (the tasks call the engine): it enqueues through
-`duels.task_registry`, where the tasks module registers each task by name.
+`duels.engine.task_registry`, where the tasks module registers each task by name.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from django.utils import timezone
 from duels.engine.heartbeats import worker_dead_after
 from duels.engine.leases import lease_seconds
 from duels.engine.runs import run_kinds
+from duels.engine.task_registry import task_named
 from duels.models import Duel, Status, Tournament, WorkerHeartbeat
-from duels.task_registry import task_named
 
 # How many workers may drive one tournament at once (each runs its own claimed work).
 TOURNAMENT_DRIVERS = 2

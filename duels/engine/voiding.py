@@ -18,7 +18,7 @@ from duels.bounds import text_bound
 from duels.engine.duel_state import duel_state_forget
 from duels.engine.tournaments import tournament_summary
 from duels.models import Duel, Environment, EnvironmentStatus, Status, Tournament
-from duels.rescoring import duel_rescore
+from duels.results.rescoring import duel_rescore
 from duels.signals import data_changed
 
 EVIDENCE_CHARS = 4000  # each text the evidence shows (an observation, a hint)

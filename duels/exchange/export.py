@@ -15,13 +15,13 @@ from uuid import UUID
 
 from django.db.models import Prefetch, QuerySet
 
-from duels.error_text import error_for_reader
 from duels.exchange.builtins import builtin_exported, builtin_kinds
 from duels.exchange.fields import Field
 from duels.exchange.identities import author_plain_name
 from duels.exchange.schema import FORMAT_LINE, KIND_ORDER, SCHEMA
 from duels.models import Player
 from duels.models.environments import version_name
+from duels.words.error_text import error_for_reader
 
 CHUNK_SIZE = 250  # rows per fetch: the export holds about one chunk at a time
 # Kinds whose rows can be large (a source of 64 KiB and a validation report of up to 256 KiB,

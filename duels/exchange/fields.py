@@ -1,5 +1,5 @@
 """A record field of the `envduels.v1` schema (docs/exchange-format.md), shared by the schema's
-modules: duels/exchange/export.py and the panels' records in duels/exchange/panel_schema.py."""
+modules: duels/exchange/export.py and the panels' records in duels/panels/exchange_records.py."""
 
 from __future__ import annotations
 

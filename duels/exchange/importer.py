@@ -4,7 +4,7 @@ Validation (duels/services/exchange_validate.py) reads every line first; nothing
 the whole file is sound. Then the file is read again and what is missing is created. Objects whose
 uuid already exists with the same content are skipped, so re-importing a file is a no-op and the
 exports of two installations merge by uuid. Scores and outcomes are recomputed from the episodes
-(`duels.rescoring`).
+(`duels.results.rescoring`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, models, transaction
 
 from duels.exchange.identities import author_imported_username
-from duels.exchange.panel_schema import PANEL_KINDS, panel_record_build
+from duels.exchange.record_kinds import record_kind_owner
 from duels.exchange.records import ExchangeImportError, exchange_canonical, exchange_read
 from duels.exchange.schema import KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.team_import import (
@@ -51,10 +51,10 @@ from duels.models import (
     Tournament,
     TransferResult,
 )
-from duels.rescoring import duel_rescore
+from duels.results.rescoring import duel_rescore
+from duels.results.study_records import study_slots_derive
 from duels.signals import data_changed
-from duels.study_records import study_slots_derive
-from duels.wording import count_noun
+from duels.words.counts import count_noun
 
 __all__ = ["ExchangeImportError", "ImportReport", "exchange_import", "exchange_validate"]
 
@@ -185,8 +185,9 @@ class _Writer:
         kind, uuid = record["kind"], UUID(record["uuid"])
         if kind in TEAM_KINDS:
             return team_record_build(record, pk=self.pk, user=self.user)
-        if kind in PANEL_KINDS:
-            return panel_record_build(record, pk=self.pk)
+        owner = record_kind_owner(kind)
+        if owner is not None:
+            return owner.build(record, pk=self.pk)
         if kind == "player":
             # A file never decides which host variable is sent where: the player arrives with
             # no key variable and marked imported until staff review it (duels.players.keys).

@@ -28,7 +28,7 @@ from duels.exchange.export import iso_time
 from duels.exchange.fields import Field
 from duels.exchange.identifiers import IdentifierError, slot_check
 from duels.exchange.identities import AUTHOR_NAME_MAX, author_plain_name
-from duels.exchange.panel_schema import PANEL_KINDS, panel_record_check
+from duels.exchange.record_kinds import record_kind_owner
 from duels.exchange.schema import FORMAT, KIND_ORDER, MODELS, SCHEMA
 from duels.exchange.team_records import TEAM_KINDS, team_record_check
 from duels.exchange.untrusted import UntrustedFileError
@@ -269,8 +269,9 @@ def _check_record(record: dict[str, Any], line: int) -> None:
         raise ExchangeImportError("a transfer result names an environment or an author", line=line)
     if kind in TEAM_KINDS:
         team_record_check(record, line)
-    if kind in PANEL_KINDS:
-        panel_record_check(record, line)
+    owner = record_kind_owner(kind)
+    if owner is not None:
+        owner.check(record, line)
     if kind == "environment" and record["contract"] != "envduels" and not re.match(
             r"^[A-Za-z_][A-Za-z0-9_]{0,99}$", record["class_name"]):
         raise ExchangeImportError("an imported class's environment names its class_name",

@@ -11,7 +11,6 @@ from __future__ import annotations
 from django.db import models
 
 from duels.exchange.fields import Field, _f, _ref
-from duels.exchange.panel_schema import PANEL_MODELS, PANEL_SCHEMA
 from duels.models import (
     Adjudication,
     Annotation,
@@ -245,9 +244,9 @@ SCHEMA: dict[str, tuple[Field, ...]] = {
         _f("decided_by", "str", path="decided_by__username", nullable=True),
         _f("created_at", "time"),
     ),
-    **PANEL_SCHEMA,
 }
-KIND_ORDER: tuple[str, ...] = tuple(SCHEMA)
+# Other rooms' kinds join SCHEMA, MODELS and KIND_ORDER through duels/exchange/record_kinds.py.
+KIND_ORDER: list[str] = list(SCHEMA)
 MODELS: dict[str, type[models.Model]] = {
     "player": Player,
     "study": Study,
@@ -263,5 +262,4 @@ MODELS: dict[str, type[models.Model]] = {
     "queue": AnnotationQueue,
     "answer": Answer,
     "adjudication": Adjudication,
-    **PANEL_MODELS,
 }

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from duels.exchange.builtins import builtin_same
 from duels.exchange.export import PLAYER_SERVER_FIELDS, exchange_records
-from duels.exchange.panel_schema import PanelChecks
+from duels.exchange.record_kinds import record_file_checks
 from duels.exchange.records import (
     ExchangeImportError,
     exchange_canonical,
@@ -94,7 +94,7 @@ class _Validator:
         self.step_keys: set[tuple[str, int]] = set()
         self.invalid_environments: set[str] = set()
         self.last_kind_rank = 0
-        self.panels = PanelChecks()
+        self.room_checks = record_file_checks()
 
     def add(self, line: int, obj: dict[str, Any]) -> None:
         record = exchange_canonical(obj, line)
@@ -130,7 +130,8 @@ class _Validator:
 
     def _remember(self, record: dict[str, Any], line: int) -> None:
         kind = record["kind"]
-        self.panels.remember(record, line)
+        for checks in self.room_checks:
+            checks.remember(record, line)
         if kind == "environment":
             validation = record["validation"]
             if validation is not None and validation.get("valid") is False:
@@ -217,7 +218,8 @@ class _Validator:
         self._check_references()
         self._check_hints()
         self._check_outcomes()
-        self.panels.finish(self.plan.existing)
+        for checks in self.room_checks:
+            checks.finish(self.plan.existing)
         return self.plan
 
     def _check_references(self) -> None:

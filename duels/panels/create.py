@@ -15,12 +15,6 @@ from typing import Any
 
 from django.db import transaction
 
-from duels.exchange.trainers.envduels_v1 import (
-    CLASS_NAME,
-    SHORT_HASH,
-    author_slug,
-    design_class_file,
-)
 from duels.models import (
     Contract,
     Environment,
@@ -35,6 +29,12 @@ from duels.models import (
 from duels.panels.errors import PanelError
 from duels.panels.manifest import ManifestRow, hints_mapping, manifest_sha256
 from duels.signals import data_changed
+from duels.trainers.envduels_v1 import (
+    CLASS_NAME,
+    SHORT_HASH,
+    author_slug,
+    design_class_file,
+)
 
 MIN_DESIGN_PREFIX = 6
 

@@ -12,16 +12,16 @@ import json
 from pathlib import Path
 
 from duels.exchange.identifiers import IdentifierError, entry_id_check, path_under
-from duels.exchange.trainers.common import (
+from duels.models import Panel
+from duels.panels.selectors import panel_entries
+from duels.trainers.common import (
     PackageError,
     directory_write,
     installation_reference,
     markdown_text,
     sandbox_runner_vendor,
 )
-from duels.exchange.trainers.envduels_v1 import FORMAT_VERSION
-from duels.models import Panel
-from duels.panels.selectors import panel_entries
+from duels.trainers.envduels_v1 import FORMAT_VERSION
 
 
 def _write_json(path: Path, value: object) -> None:

@@ -18,6 +18,7 @@ from django.db import DatabaseError
 from django.db.models import Count, Max
 from django.utils import timezone
 
+from duels.engine.task_registry import task_named
 from duels.models import (
     DONE_STATUSES,
     EnvironmentStatus,
@@ -28,7 +29,6 @@ from duels.models import (
     Status,
 )
 from duels.studies.figures_cache import FIGURES_SHAPE
-from duels.task_registry import task_named
 
 logger = logging.getLogger(__name__)
 

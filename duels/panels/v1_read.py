@@ -16,7 +16,6 @@ syntax tree and read back to the design it carries.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -27,7 +26,6 @@ from typing import Any
 
 from duels.bounds import HINT_CHARS
 from duels.exchange.identifiers import IdentifierError, entry_id_check
-from duels.exchange.trainers.envduels_v1 import CLASS_NAME, design_class_file
 from duels.exchange.untrusted import (
     CLASS_FILE,
     MANIFEST,
@@ -39,16 +37,15 @@ from duels.exchange.untrusted import (
     untrusted_read,
     untrusted_read_path,
 )
-from duels.models import content_hash
 from duels.panels.errors import PanelError
 from duels.panels.manifest import HINT_KEYS, ManifestRow
+from duels.trainers.envduels_v1 import generated_design
 
 FORMAT_VERSION = 1
 MAX_ENVIRONMENTS = 2000
 MAX_SEEDS = 1000
 SEED_RANGE = 2**63
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}\Z")
-GENERATED_BASE = "EnvDuelsDesign"
 
 
 @dataclass(frozen=True)
@@ -209,42 +206,3 @@ def hints_read(root: Path, value: Any, env_id: str, budget: ImportBudget) -> dic
             raise PanelError(f"privileged hint {key} is over {HINT_CHARS} characters or "
                              "contains a NUL character")
     return {key: hints[key] for key in sorted(hints)}
-
-
-def generated_design(class_source: str, class_name: str) -> tuple[str | None, int | None]:
-    """(design source, its MAX_STEPS) when the class file is exactly the one this EnvDuels
-    generates for the design it carries (duels/exchange/trainers/envduels_v1.py), else
-    (None, None): then the class itself is played, as any other harness runs it. A file that
-    only looks generated (another base class, a `step` of its own, another runtime) is never
-    played as the design it claims. Read from the syntax tree, never run."""
-    if class_name != CLASS_NAME:
-        return None, None
-    try:
-        tree = ast.parse(class_source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None, None
-    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
-    if not classes or classes[-1].name != class_name or [
-            getattr(base, "id", None) for base in classes[-1].bases] != [GENERATED_BASE]:
-        return None, None
-    values: dict[str, Any] = {}
-    for statement in classes[-1].body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], ast.Name):
-            try:
-                values[statement.targets[0].id] = ast.literal_eval(statement.value)
-            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-                continue
-    source, max_steps, design_id = (values.get("DESIGN_SOURCE"), values.get("MAX_STEPS"),
-                                    values.get("DESIGN_ID"))
-    if not isinstance(source, str) or type(max_steps) is not int or not isinstance(
-            design_id, str) or "\x00" in source:
-        return None, None
-    try:
-        expected = design_class_file(source=source, env_id=design_id,
-                                     content_hash=content_hash(source), max_steps=max_steps)
-    except UnicodeEncodeError:
-        return None, None
-    if expected != class_source:
-        return None, None
-    return source, max_steps

@@ -11,10 +11,10 @@ from django.utils import timezone
 from duels.analytics.flywheel_charts import flywheel_latest_alarms
 from duels.analytics.ranking_rule import MIN_DUELS_TO_RANK
 from duels.models import Duel, Player, Status, Study
+from duels.selectors.analytics_snapshots import analytics_latest_cached
 from duels.selectors.duels import duel_list
 from duels.selectors.players import player_list
 from duels.selectors.tournaments import tournament_list, tournament_list_active
-from duels.services.analytics import analytics_latest_cached
 
 RECENTLY_FINISHED = dt.timedelta(minutes=30)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from duels.analytics.proportions import newcombe_difference, wilson_interval
 from duels.models import Duel, Status
 from duels.scoring import episode_passed
-from duels.units import hint_gain_text
+from duels.words.units import hint_gain_text
 
 
 def _passed(episode) -> bool:

@@ -10,10 +10,10 @@ from uuid import UUID
 from django.db.models import Max, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
-from duels.error_text import error_for_reader
 from duels.models import DONE_STATUSES, Condition, Episode, Step
 from duels.models.episodes import step_is_format_reminder
 from duels.selectors.episode_end import episode_end_summary
+from duels.words.error_text import error_for_reader
 
 # Step fields as in the exchange format (docs/exchange-format.md), in the order a client shows them.
 STEP_FIELDS = (
@@ -95,7 +95,7 @@ class EpisodeState:
 
     def status_message(self, *, staff: bool = False) -> dict:
         """The websocket's `episode.status` message; its error as this reader may read it
-        (duels/error_text.py: whole for staff only)."""
+        (duels/words/error_text.py: whole for staff only)."""
         error = error_for_reader(self.error, staff=staff)
         return {
             "type": "episode.status",

@@ -70,6 +70,9 @@ def _sandboxes() -> Iterator[Metric]:
 
 
 class _EnvDuelsCollector:
+    def __init__(self, *, stream_viewers: int) -> None:
+        self.stream_viewers = stream_viewers
+
     def collect(self) -> Iterator[Metric]:
         yield _by_status("envduels_episodes", "Episodes", Episode)
         yield _by_status("envduels_duels", "Duels", Duel)
@@ -86,17 +89,12 @@ class _EnvDuelsCollector:
         yield GaugeMetricFamily("envduels_workers_live", "Task worker processes with a recent "
                                 "heartbeat", value=len(workers_live()))
         yield GaugeMetricFamily("envduels_stream_viewers", "Live episode viewers connected to "
-                                "this web process", value=_stream_viewers())
+                                "this web process", value=self.stream_viewers)
 
 
-def _stream_viewers() -> int:
-    from duels.episode_hub import EpisodeHub
-
-    return sum(len(hub.viewers) for hub in list(EpisodeHub.hubs.values()))
-
-
-def metrics_render() -> bytes:
-    """Every metric, in the Prometheus text exposition format."""
+def metrics_render(*, stream_viewers: int) -> bytes:
+    """Every metric, in the Prometheus text exposition format. `stream_viewers` is this web
+    process's count of live viewers (duels.live.episode_hub.stream_viewers)."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_EnvDuelsCollector())
+    registry.register(_EnvDuelsCollector(stream_viewers=stream_viewers))
     return generate_latest(registry)

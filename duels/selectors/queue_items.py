@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from duels.models import AnnotationQueue, Environment, Episode, ItemKind, Step
 from duels.selectors.queues import design_representatives
-from duels.templatetags.duels_format import env_name
+from duels.words.display import env_name
 
 _HASH = re.compile(r"^[0-9a-f]{64}$")
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"

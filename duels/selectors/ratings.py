@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from duels.services.analytics import analytics_latest_cached
+from duels.selectors.analytics_snapshots import analytics_latest_cached
 
 
 def player_ratings(*, player_name: str) -> dict | None:

@@ -20,7 +20,7 @@ from django.db.models.expressions import RawSQL
 
 from duels.models import Episode, Step
 from duels.selectors.episode_list import EpisodeFilters, episode_filters_q
-from duels.services.search_index import FTS_TABLE, PG_DOCUMENT
+from duels.selectors.search_columns import FTS_TABLE, PG_DOCUMENT
 
 MAX_QUERY_CHARS = 200
 MAX_WORDS = 12

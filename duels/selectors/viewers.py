@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.utils.crypto import constant_time_compare
 
-from duels.services.api_tokens import api_token_find
+from duels.selectors.api_tokens import api_token_find
 
 
 def viewer_still_allowed(*, token: str | None, session_key: str | None, user_pk: int) -> bool:

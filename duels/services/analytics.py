@@ -3,7 +3,7 @@
 Each snapshot records the data it was computed from (`analytics_fingerprint`). Writes that
 change that data send `duels.signals.data_changed`; this service listens, marks the snapshot
 stale and queues a background refresh (`analytics_data_changed`; requests within the debounce
-window share one task, enqueued through `duels.task_registry`). `manage.py analytics`
+window share one task, enqueued through `duels.engine.task_registry`). `manage.py analytics`
 recomputes in the foreground when the snapshot is missing or stale; the page shows the
 snapshot's age and refreshes it in the background.
 """
@@ -18,11 +18,12 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from duels.analytics.bootstrap import BOOTSTRAP_RESAMPLES
+from duels.engine.task_registry import task_named
 from duels.models import AnalyticsSnapshot
 from duels.selectors.analytics import analytics_fingerprint, analytics_input
+from duels.selectors.analytics_snapshots import analytics_latest, analytics_latest_cached
 from duels.services.estimates import environment_estimates_store
 from duels.services.labels import analytics_labels_effect
-from duels.task_registry import task_named
 
 logger = logging.getLogger(__name__)
 
@@ -88,37 +89,6 @@ def analytics_for_reader() -> tuple[AnalyticsSnapshot, bool]:
     if not current:
         analytics_request_refresh()
     return snapshot, current
-
-
-def analytics_latest() -> AnalyticsSnapshot | None:
-    """The newest snapshot, or None before the first computation."""
-    return AnalyticsSnapshot.objects.order_by("-computed_at", "-pk").first()
-
-
-# The parsed data of the newest snapshot, per process: the page re-reads only the row's id and
-# time, and parses the (large) JSON again only when a newer snapshot exists.
-_parsed: dict[tuple, AnalyticsSnapshot] = {}
-
-
-def analytics_latest_cached() -> AnalyticsSnapshot | None:
-    """Like `analytics_latest`, but reuses this process's parsed copy of an unchanged snapshot."""
-    head = (
-        AnalyticsSnapshot.objects.order_by("-computed_at", "-pk")
-        .only("pk", "computed_at", "duration_ms", "stale").first()
-    )
-    if head is None:
-        return None
-    key = (head.pk, head.computed_at)
-    cached = _parsed.get(key)
-    if cached is None:
-        cached = AnalyticsSnapshot.objects.filter(pk=head.pk).first()
-        if cached is None:  # replaced by a newer snapshot meanwhile
-            return analytics_latest()
-        _parsed.clear()
-        _parsed[key] = cached
-    # A write may have marked this very snapshot stale since it was parsed.
-    cached.stale = head.stale
-    return cached
 
 
 def analytics_refresh_pending() -> bool:

@@ -11,7 +11,6 @@ under and stops working when the mark no longer matches.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import secrets
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -19,17 +18,14 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from duels.models import ApiToken, TokenScope
+from duels.selectors.api_tokens import (
+    DEACTIVATED_MARK,
+    api_token_find,
+    api_token_hash,
+    password_mark,
+)
 
 TOKEN_PREFIX = "edt_"
-
-
-def api_token_hash(raw: str) -> str:
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
-
-
-def password_mark(user: AbstractBaseUser) -> str:
-    """A digest of the user's stored password hash: it changes with the password."""
-    return hashlib.sha256(f"envduels-api-token:{user.password}".encode()).hexdigest()
 
 
 def api_token_create(*, user: AbstractBaseUser, name: str, scope: str = TokenScope.READ,
@@ -45,39 +41,10 @@ def api_token_create(*, user: AbstractBaseUser, name: str, scope: str = TokenSco
     return token, raw
 
 
-# The mark of a token whose user was deactivated: no password gives it, so it never works again.
-DEACTIVATED_MARK = "ended: the user was deactivated"
-
-
 def api_tokens_end_for_deactivated(*, user: AbstractBaseUser) -> int:
     """End every token of `user`, who is being deactivated, for good; return how many."""
     return ApiToken.objects.filter(user_id=user.pk).exclude(
         password_mark=DEACTIVATED_MARK).update(password_mark=DEACTIVATED_MARK)
-
-
-def api_token_state(*, token: ApiToken) -> str:
-    """`active`, or why the token no longer works."""
-    if not token.user.is_active:
-        return "ended: the user is deactivated"
-    if token.password_mark == DEACTIVATED_MARK:
-        return "ended: the user was deactivated (reactivating does not revive tokens)"
-    if token.password_mark != password_mark(token.user):
-        return "ended: the user's password changed"
-    if token.expires_at is not None and token.expires_at <= timezone.now():
-        return f"expired {token.expires_at:%Y-%m-%d %H:%M} UTC"
-    return "active"
-
-
-def api_token_find(*, raw: str) -> ApiToken | None:
-    """The working token `raw` names, with its user (nothing is written), or None."""
-    if not raw:
-        return None
-    token = (
-        ApiToken.objects.select_related("user").filter(token_hash=api_token_hash(raw)).first()
-    )
-    if token is None or api_token_state(token=token) != "active":
-        return None
-    return token
 
 
 def api_token_authenticate(*, raw: str, scope: str = TokenScope.READ) -> AbstractBaseUser | None:

@@ -105,7 +105,7 @@ def player_check_request(*, player: Player) -> bool:
 
     from django.utils import timezone
 
-    from duels.task_registry import task_named
+    from duels.engine.task_registry import task_named
 
     recent = ModelCall.objects.filter(
         player=player, role=ModelCall.Role.CHECK,

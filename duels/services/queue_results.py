@@ -10,6 +10,7 @@ from typing import Any
 from django.db import IntegrityError
 from django.utils import timezone
 
+from duels.engine.task_registry import task_named
 from duels.models import AnnotationQueue, Answer, QueueResults
 from duels.selectors.agreement import (
     measured_parts,
@@ -17,7 +18,6 @@ from duels.selectors.agreement import (
     queue_ranking_figures,
     queue_revision,
 )
-from duels.task_registry import task_named
 
 AGREEMENT, RANKING = "agreement", "ranking"
 # Past these, the figures are computed in the background (answers × measured parts for the

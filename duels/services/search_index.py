@@ -12,12 +12,8 @@ from __future__ import annotations
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-FTS_TABLE = "duels_step_fts"
-SEARCHED_COLUMNS = ("reply", "action", "observation", "thinking")
-# The expression the PostgreSQL index is built on; the query must repeat it exactly.
-PG_DOCUMENT = (
-    "to_tsvector('simple', reply || ' ' || action || ' ' || observation || ' ' || thinking)"
-)
+from duels.selectors.search_columns import FTS_TABLE, PG_DOCUMENT, SEARCHED_COLUMNS
+
 PG_INDEX = "duels_step_search"
 
 _COLUMNS = ", ".join(SEARCHED_COLUMNS)

@@ -18,8 +18,8 @@ from django.db import DatabaseError
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
+from duels.engine.task_registry import task_named
 from duels.models import DONE_STATUSES, EnvironmentStatus, Episode, Status, Study
-from duels.task_registry import task_named
 
 logger = logging.getLogger(__name__)
 

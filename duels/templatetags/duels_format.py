@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from duels.units import hint_gain_interval_text, hint_gain_text
+from duels.words.display import env_name, usd
+from duels.words.units import hint_gain_interval_text, hint_gain_text
 
 register = template.Library()
-# A published copy may leave costs out: while it renders, every amount the pages show reads
-# "withheld" (one switch for every page and partial, see duels/exchange/site/).
-_COSTS_SHOWN: ContextVar[bool] = ContextVar("costs_shown", default=True)
-
-
-@contextmanager
-def costs_withheld(withheld: bool = True) -> Iterator[None]:
-    """Render amounts as "withheld" inside the block (when `withheld`)."""
-    token = _COSTS_SHOWN.set(not withheld)
-    try:
-        yield
-    finally:
-        _COSTS_SHOWN.reset(token)
+register.filter("env_name", env_name)
+register.filter("usd", usd)
 
 
 @register.filter
@@ -52,7 +38,7 @@ def signed(value: float | None, digits: int = 2) -> str:
 
 @register.filter
 def gain(value: float | None) -> str:
-    """A hint gain in percentage points, signed: 0.25 -> "+25 pp" (duels.units)."""
+    """A hint gain in percentage points, signed: 0.25 -> "+25 pp" (duels.words.units)."""
     return hint_gain_text(value)
 
 
@@ -66,37 +52,20 @@ def pct_range(low: float | None, high: float | None) -> str:
 
 @register.simple_tag
 def gain_range(low: float | None, high: float | None) -> str:
-    """A 95% interval of a hint gain: "[−10, +40] pp" (empty when unknown; duels.units)."""
+    """A 95% interval of a hint gain: "[−10, +40] pp" (empty when unknown; duels.words.units)."""
     return hint_gain_interval_text(low, high)
 
 
 @register.simple_tag
 def metric(key: str, label: str = "") -> SafeString:
     """A metric's label linked to its definition on the glossary page."""
-    from duels.glossary import glossary_term
+    from duels.words.glossary import glossary_term
 
     term = glossary_term(key=key)
     return format_html(
         '<a class="metric" href="/glossary/#{}" title="{}">{}</a>',
         term.key, term.meaning, label or term.label,
     )
-
-
-@register.filter
-def env_name(environment) -> str:
-    """An environment's distinct display name: "title · author · 1a2b3c" (short content hash).
-
-    The author is named when the query loaded it (select_related), so a list never makes a
-    query per row for it; the hash alone already tells environments with one title apart.
-    """
-    if environment is None or environment == "":
-        return "—"
-    parts = [environment.title]
-    if "author" in environment._state.fields_cache:
-        parts.append(environment.author.name if environment.author else "a person")
-    if environment.content_hash:
-        parts.append(environment.content_hash[:6])
-    return " · ".join(parts)
 
 
 @register.filter
@@ -112,7 +81,7 @@ def bounds(value: list | tuple | None, digits: int = 2) -> str:
 @register.filter
 def gain_bounds(value: list | tuple | None) -> str:
     """A 95% interval of a hint gain (or any difference of two pass rates) stored as
-    [low, high]: "[−91, −1] pp" (duels.units); "" when it is unknown."""
+    [low, high]: "[−91, −1] pp" (duels.words.units); "" when it is unknown."""
     if not isinstance(value, list | tuple) or len(value) != 2 or None in value:
         return ""
     return hint_gain_interval_text(*value)
@@ -163,16 +132,6 @@ def figure_text(value) -> str:
     if isinstance(value, float):
         return num(value)
     return str(value)
-
-
-@register.filter
-def usd(value: float | None) -> str:
-    if not _COSTS_SHOWN.get():
-        return "withheld"
-    if value is None or value == "":
-        return "—"
-    number = float(value)
-    return f"${number:,.4f}" if 0 < number < 0.01 else f"${number:,.2f}"
 
 
 @register.filter
@@ -268,8 +227,8 @@ def episode_end(context, episode) -> dict | None:
 
 @register.filter
 def error_for(text: str | None, user=None) -> str:
-    """An error text as `user` may read it (duels/error_text.py): whole for staff only; a
+    """An error text as `user` may read it (duels/words/error_text.py): whole for staff only; a
     page without a user (a published site) shows what anyone else sees."""
-    from duels.error_text import error_for_reader, reader_is_staff
+    from duels.words.error_text import error_for_reader, reader_is_staff
 
     return error_for_reader(text, staff=reader_is_staff(user))

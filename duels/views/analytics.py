@@ -13,9 +13,9 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 from django_tasks import TaskResultStatus
 
+from duels.selectors.analytics_snapshots import analytics_latest_cached
 from duels.services.analytics import (
     analytics_for_reader,
-    analytics_latest_cached,
     analytics_refresh_underway,
     analytics_request_refresh,
 )

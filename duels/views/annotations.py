@@ -20,7 +20,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from duels.annotation_forms import AnnotationForm
+from duels.forms.annotations import AnnotationForm
 from duels.models import STARTER_TAGS, Annotation, Environment, Episode
 from duels.selectors.annotations import (
     annotated_line_ranges,

@@ -8,18 +8,13 @@ variable, never a key. Each page costs a constant number of queries, whatever th
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 from uuid import UUID
 
-from django.core.exceptions import BadRequest
-from django.core.paginator import EmptyPage, Paginator
 from django.db.models import F, Prefetch, Q, QuerySet
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest
 from django.urls import path, reverse
-from django.views.decorators.http import require_GET
 
 from duels.exchange.export import iso_time
 from duels.exchange.selectors import (
@@ -43,8 +38,7 @@ from duels.models import (
 )
 from duels.selectors.search import SearchQueryError, transcripts_search
 from duels.services.analytics import analytics_for_reader
-from duels.services.api_tokens import api_token_authenticate
-from duels.services.rate_limits import API, SEARCH, RateLimited, rate_take
+from duels.services.rate_limits import SEARCH, rate_take
 from duels.views.api_json import (
     annotation_json,
     duel_json,
@@ -53,132 +47,17 @@ from duels.views.api_json import (
     player_json,
     step_json,
 )
-from duels.views.errors import param_int
-from duels.views.limits import rate_limited_response
-
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 200
-MAX_STEP_PAGE_SIZE = 50  # steps carry long texts: fewer per page
-
-
-class ApiError(Exception):
-    def __init__(self, message: str, *, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def api_view(view: Callable[..., dict[str, Any]]) -> Callable[..., JsonResponse]:
-    """GET only; session or bearer-token auth; turns ApiError into a JSON error answer."""
-
-    @require_GET
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
-        if not request.user.is_authenticated:
-            scheme, _, raw = request.headers.get("Authorization", "").partition(" ")
-            user = api_token_authenticate(raw=raw.strip()) if scheme.lower() == "bearer" else None
-            if user is None:
-                response = JsonResponse({"error": _auth_problem(scheme, raw)}, status=401)
-                response["WWW-Authenticate"] = 'Bearer realm="envduels"'
-                return response
-            request.user = user
-        try:
-            rate_take(user=request.user, kind=API)
-            return JsonResponse(view(request, *args, **kwargs), json_dumps_params={"indent": None})
-        except ApiError as exc:
-            return JsonResponse({"error": str(exc)}, status=exc.status)
-        except RateLimited as exc:
-            return rate_limited_response(request, exc)
-
-    return wrapped
-
-
-def _auth_problem(scheme: str, raw: str) -> str:
-    """Why a request without a session was refused: no credentials, or a token that is wrong."""
-    if not scheme:
-        return ("authentication required: sign in, or send 'Authorization: Bearer <token>' "
-                "(manage.py api_token create USER NAME)")
-    if scheme.lower() != "bearer":
-        return (f"unsupported authorization scheme {scheme[:20]!r}: send "
-                "'Authorization: Bearer <token>'")
-    if not raw.strip():
-        return "invalid token: the Authorization header names no token"
-    return ("invalid token: it is unknown or was revoked (manage.py api_token list; create a "
-            "new one with manage.py api_token create USER NAME)")
-
-
-def _known_params(request: HttpRequest, *filters: str) -> None:
-    """400 for a query parameter the list does not know (a typo would silently match all)."""
-    allowed = (*filters, "page", "page_size")
-    unknown = sorted(set(request.GET) - set(allowed))
-    if unknown:
-        raise ApiError(f"unknown parameter {unknown[0]!r}; this list accepts: {', '.join(allowed)}")
-
-
-def _choice_param(request: HttpRequest, name: str, allowed: list[str] | tuple[str, ...]) -> str:
-    """The parameter's value when it is one of `allowed` ("" when absent), else a 400."""
-    value = request.GET.get(name, "")
-    if value and value not in allowed:
-        raise ApiError(f"{name} must be one of: {', '.join(allowed)} (got {value[:40]!r})")
-    return value
-
-
-def _int_param(request: HttpRequest, name: str, default: int) -> int:
-    raw = request.GET.get(name, "")
-    if raw == "":
-        return default
-    try:
-        return param_int(raw, name=name, minimum=1)
-    except BadRequest as exc:
-        raise ApiError(str(exc)) from None
-
-
-def _uuid_param(request: HttpRequest, name: str) -> UUID | None:
-    raw = request.GET.get(name, "")
-    if not raw:
-        return None
-    try:
-        return UUID(raw)
-    except ValueError:
-        raise ApiError(f"{name} must be a uuid (got {raw[:40]!r})") from None
-
-
-def _paginated(
-    request: HttpRequest, queryset: QuerySet, serialize: Callable[[Any], dict[str, Any]],
-    *, prefix: str = "", max_size: int = MAX_PAGE_SIZE,
-) -> dict[str, Any]:
-    size = _int_param(request, f"{prefix}page_size", min(DEFAULT_PAGE_SIZE, max_size))
-    if size > max_size:
-        raise ApiError(f"{prefix}page_size must be between 1 and {max_size} (got {size})")
-    number = _int_param(request, f"{prefix}page", 1)
-    paginator = Paginator(queryset, size)
-    try:
-        page = paginator.page(number)
-    except EmptyPage:
-        raise ApiError(f"{prefix}page must be between 1 and {paginator.num_pages} at "
-                       f"{prefix}page_size {size} (got {number})") from None
-
-    def link(to: int) -> str:
-        params = request.GET.copy()
-        params[f"{prefix}page"] = str(to)
-        return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")
-
-    return {
-        "count": paginator.count,
-        "page": number,
-        "page_size": size,
-        "num_pages": paginator.num_pages,
-        "next": link(number + 1) if page.has_next() else None,
-        "previous": link(number - 1) if page.has_previous() else None,
-        "results": [serialize(item) for item in page.object_list],
-    }
-
-
-def _get(queryset: QuerySet, uuid: UUID, what: str) -> Any:
-    item = queryset.filter(uuid=uuid).first()
-    if item is None:
-        raise ApiError(f"no {what} with uuid {uuid}", status=404)
-    return item
-
+from duels.views.api_requests import (
+    MAX_STEP_PAGE_SIZE,
+    ApiError,
+    api_view,
+    choice_param,
+    int_param,
+    known_params,
+    object_get,
+    paginated,
+    uuid_param,
+)
 
 # --- views ------------------------------------------------------------------------------------
 
@@ -196,15 +75,16 @@ def index(request: HttpRequest) -> dict[str, Any]:
 
 @api_view
 def players(request: HttpRequest) -> dict[str, Any]:
-    _known_params(request)
+    known_params(request)
     staff = request.user.is_staff
-    return _paginated(request, Player.objects.order_by("name", "pk"),
+    return paginated(request, Player.objects.order_by("name", "pk"),
                       lambda player: player_json(player, staff=staff))
 
 
 @api_view
 def player_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
-    return player_json(_get(Player.objects.all(), uuid, "player"), staff=request.user.is_staff)
+    player = object_get(Player.objects.all(), uuid, "player")
+    return player_json(player, staff=request.user.is_staff)
 
 
 def _environments() -> QuerySet[Environment]:
@@ -215,11 +95,11 @@ def _environments() -> QuerySet[Environment]:
 
 @api_view
 def environments(request: HttpRequest) -> dict[str, Any]:
-    _known_params(request, "author", "status", "family", "tag", "sort")
-    sort = _choice_param(request, "sort", ["newest", "training_value"])
+    known_params(request, "author", "status", "family", "tag", "sort")
+    sort = choice_param(request, "sort", ["newest", "training_value"])
     filters = EnvironmentExportFilters(
         author=request.GET.get("author", ""),
-        status=_choice_param(request, "status", EnvironmentStatus.values),
+        status=choice_param(request, "status", EnvironmentStatus.values),
         family=request.GET.get("family", ""), tag=request.GET.get("tag", ""),
     )
     chosen = exchange_environments_filtered(filters=filters).values("pk")
@@ -229,12 +109,12 @@ def environments(request: HttpRequest) -> dict[str, Any]:
                                      "-created_at", "-pk")
     else:
         queryset = queryset.order_by("-created_at", "-pk")
-    return _paginated(request, queryset, environment_json)
+    return paginated(request, queryset, environment_json)
 
 
 @api_view
 def environment_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
-    return environment_json(_get(_environments(), uuid, "environment"), detail=True)
+    return environment_json(object_get(_environments(), uuid, "environment"), detail=True)
 
 
 _DUEL_RELATED = ("a", "b", "tournament", "env_a", "env_b", "hint_a", "hint_b")
@@ -242,23 +122,23 @@ _DUEL_RELATED = ("a", "b", "tournament", "env_a", "env_b", "hint_a", "hint_b")
 
 @api_view
 def duels(request: HttpRequest) -> dict[str, Any]:
-    _known_params(request, "player", "tournament", "status", "outcome", "tag")
-    tournament = _uuid_param(request, "tournament")
+    known_params(request, "player", "tournament", "status", "outcome", "tag")
+    tournament = uuid_param(request, "tournament")
     filters = DuelExportFilters(
         player=request.GET.get("player", ""), tournament=str(tournament or ""),
-        status=_choice_param(request, "status", Status.values),
-        outcome=_choice_param(request, "outcome", Outcome.values),
+        status=choice_param(request, "status", Status.values),
+        outcome=choice_param(request, "outcome", Outcome.values),
         tag=request.GET.get("tag", ""),
     )
     queryset = exchange_duels_filtered(filters=filters).select_related(*_DUEL_RELATED)
     staff = request.user.is_staff
-    return _paginated(request, queryset.order_by("-created_at", "-pk"),
+    return paginated(request, queryset.order_by("-created_at", "-pk"),
                       lambda duel: duel_json(duel, staff=staff))
 
 
 @api_view
 def duel_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
-    duel = _get(Duel.objects.select_related(*_DUEL_RELATED), uuid, "duel")
+    duel = object_get(Duel.objects.select_related(*_DUEL_RELATED), uuid, "duel")
     data = duel_json(duel, staff=request.user.is_staff)
     episodes = duel.episodes.select_related("duel", "environment", "hint", "solver")
     data["episodes"] = [episode_json(episode, staff=request.user.is_staff)
@@ -272,12 +152,12 @@ _YES_NO = {"yes": True, "true": True, "1": True, "no": False, "false": False, "0
 
 @api_view
 def episodes(request: HttpRequest) -> dict[str, Any]:
-    _known_params(request, "duel", "environment", "solver", "condition", "success", "status")
+    known_params(request, "duel", "environment", "solver", "condition", "success", "status")
     queryset = Episode.objects.select_related(*_EPISODE_RELATED)
-    duel_uuid = _uuid_param(request, "duel")
+    duel_uuid = uuid_param(request, "duel")
     if duel_uuid:
         queryset = queryset.filter(duel__uuid=duel_uuid)
-    environment_uuid = _uuid_param(request, "environment")
+    environment_uuid = uuid_param(request, "environment")
     if environment_uuid:
         queryset = queryset.filter(environment__uuid=environment_uuid)
     solver = request.GET.get("solver", "")
@@ -286,17 +166,17 @@ def episodes(request: HttpRequest) -> dict[str, Any]:
             queryset = queryset.filter(solver__uuid=UUID(solver))
         except ValueError:
             queryset = queryset.filter(solver__name=solver)
-    condition = _choice_param(request, "condition", Condition.values)
+    condition = choice_param(request, "condition", Condition.values)
     if condition:
         queryset = queryset.filter(condition=condition)
-    success = _choice_param(request, "success", tuple(_YES_NO))
+    success = choice_param(request, "success", tuple(_YES_NO))
     if success:
         queryset = queryset.filter(success=_YES_NO[success])
-    status = _choice_param(request, "status", Status.values)
+    status = choice_param(request, "status", Status.values)
     if status:
         queryset = queryset.filter(status=status)
     staff = request.user.is_staff
-    return _paginated(request, queryset.order_by("-created_at", "-pk"),
+    return paginated(request, queryset.order_by("-created_at", "-pk"),
                       lambda episode: episode_json(episode, staff=staff))
 
 
@@ -312,7 +192,7 @@ def search(request: HttpRequest) -> dict[str, Any]:
     try:
         page = transcripts_search(
             query=request.GET.get("q", ""),
-            before=_int_param(request, "before", 1) if before else None,
+            before=int_param(request, "before", 1) if before else None,
         )
     except SearchQueryError as exc:
         raise ApiError(str(exc)) from None
@@ -341,9 +221,9 @@ def search(request: HttpRequest) -> dict[str, Any]:
 @api_view
 def episode_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
     """The episode and one page of its steps (`?page=`, `?page_size=` page the steps)."""
-    episode = _get(Episode.objects.select_related(*_EPISODE_RELATED), uuid, "episode")
+    episode = object_get(Episode.objects.select_related(*_EPISODE_RELATED), uuid, "episode")
     data = episode_json(episode, staff=request.user.is_staff)
-    data["trajectory"] = _paginated(
+    data["trajectory"] = paginated(
         request, episode.trajectory.order_by("index"), step_json, max_size=MAX_STEP_PAGE_SIZE
     )
     return data
@@ -351,15 +231,15 @@ def episode_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
 
 @api_view
 def annotations(request: HttpRequest) -> dict[str, Any]:
-    _known_params(request, "environment", "episode", "target_kind", "author", "tag")
+    known_params(request, "environment", "episode", "target_kind", "author", "tag")
     queryset = Annotation.objects.select_related("author", "environment", "episode")
-    environment_uuid = _uuid_param(request, "environment")
+    environment_uuid = uuid_param(request, "environment")
     if environment_uuid:
         queryset = queryset.filter(environment__uuid=environment_uuid)
-    episode_uuid = _uuid_param(request, "episode")
+    episode_uuid = uuid_param(request, "episode")
     if episode_uuid:
         queryset = queryset.filter(episode__uuid=episode_uuid)
-    target_kind = _choice_param(request, "target_kind", TargetKind.values)
+    target_kind = choice_param(request, "target_kind", TargetKind.values)
     if target_kind:
         queryset = queryset.filter(target_kind=target_kind)
     if request.GET.get("author"):
@@ -367,13 +247,13 @@ def annotations(request: HttpRequest) -> dict[str, Any]:
     tag = request.GET.get("tag", "").strip().lower()
     if tag:
         queryset = queryset.filter(Q(tags__icontains=f'"{tag}"'))
-    return _paginated(request, queryset.order_by("-created_at", "-pk"), annotation_json)
+    return paginated(request, queryset.order_by("-created_at", "-pk"), annotation_json)
 
 
 @api_view
 def annotation_detail(request: HttpRequest, uuid: UUID) -> dict[str, Any]:
     queryset = Annotation.objects.select_related("author", "environment", "episode")
-    return annotation_json(_get(queryset, uuid, "annotation"))
+    return annotation_json(object_get(queryset, uuid, "annotation"))
 
 
 @api_view

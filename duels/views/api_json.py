@@ -10,9 +10,9 @@ from typing import Any
 from django.core.exceptions import ObjectDoesNotExist
 
 from duels.bounds import API_TEXT_CHARS, text_bound
-from duels.error_text import error_for_reader
 from duels.exchange.export import PLAYER_SERVER_FIELDS, iso_time
 from duels.models import Annotation, Duel, Environment, Episode, Player
+from duels.words.error_text import error_for_reader
 
 
 def _ref(obj: Any) -> str | None:

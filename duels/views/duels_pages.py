@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from duels.forms import DuelFilterForm, DuelTriggerForm, filter_form_problems
+from duels.forms.dashboard import DuelFilterForm, DuelTriggerForm, filter_form_problems
 from duels.models import Player
 from duels.selectors.compliance import duel_format_errors
 from duels.selectors.duel_explain import duel_explanation

@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from duels.forms import EnvironmentFilterForm, filter_form_problems
+from duels.forms.dashboard import EnvironmentFilterForm, filter_form_problems
 from duels.selectors.designs import design_authors, design_duels, design_get
 from duels.selectors.environment_card import environment_card
 from duels.selectors.environments import (

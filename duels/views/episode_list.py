@@ -1,4 +1,4 @@
-"""`/episodes/`: every episode, filtered by the facets of duels/episode_forms.py."""
+"""`/episodes/`: every episode, filtered by the facets of duels/forms/episodes.py."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from duels.episode_forms import EpisodeFilterForm
-from duels.forms import filter_form_problems
+from duels.forms.dashboard import filter_form_problems
+from duels.forms.episodes import EpisodeFilterForm
 from duels.selectors.episode_list import PAGE_SIZE, episode_list_page
 from duels.views.errors import param_int
 

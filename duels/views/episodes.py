@@ -10,7 +10,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
-from duels.error_text import error_for_reader
 from duels.models import Episode
 from duels.selectors.compare_many import episode_runs_compare
 from duels.selectors.episode_end import episode_end_summary
@@ -27,6 +26,7 @@ from duels.selectors.episodes import (
 from duels.selectors.turns import step_model_call
 from duels.studies.hint_evidence import compare_hint_mattered
 from duels.views.errors import LARGEST_NUMBER, param_int, param_uuid
+from duels.words.error_text import error_for_reader
 
 WINDOW_SIZE = 20
 

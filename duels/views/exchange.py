@@ -11,20 +11,20 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
-from duels.annotation_forms import ImportForm, TransferImportForm
 from duels.exchange.export import exchange_dump_line, exchange_lines
 from duels.exchange.importer import ExchangeImportError, exchange_import
 from duels.exchange.selectors import exchange_for_duels, exchange_for_environments
-from duels.exchange.streams import ExportRequest, export_lines
-from duels.exchange.training import training_environment_records
 from duels.exchange.transfer import TransferImportError, transfer_import_csv
 from duels.exchange.untrusted import CSV_FILE, untrusted_stream
-from duels.forms import DuelFilterForm, EnvironmentFilterForm
+from duels.forms.annotations import ImportForm, TransferImportForm
+from duels.forms.dashboard import DuelFilterForm, EnvironmentFilterForm
 from duels.models import Condition
 from duels.panels.archives import MANIFEST, TAR, UNKNOWN, ZIP, upload_kind
+from duels.publishing.streams import ExportRequest, export_lines
 from duels.selectors.annotations import duel_filter_by_annotation, environment_filter_by_annotation
 from duels.selectors.duels import duel_list
 from duels.selectors.environments import environment_list
+from duels.trainers.training import training_environment_records
 from duels.views.common import staff_required, streaming_download
 from duels.views.limits import search_rate_limited
 

@@ -16,12 +16,13 @@ from django.urls import path
 from django.views.decorators.http import require_GET
 
 from duels.analytics.flywheel_charts import flywheel_figures
-from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
+from duels.forms.training_sets import TrainingSetForm
+from duels.selectors.analytics_snapshots import analytics_latest_cached
 from duels.selectors.labels import designs_excluded_by_labels
 from duels.selectors.training_sets import training_set_select
-from duels.services.analytics import analytics_for_reader, analytics_latest_cached
+from duels.services.analytics import analytics_for_reader
 from duels.services.rate_limits import PACKAGE, RateLimited, rate_take
-from duels.training_set_forms import TrainingSetForm
+from duels.trainers.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
 from duels.views.analytics import TABLE_ROWS, table_csv_response
 from duels.views.common import streaming_file_download
 from duels.views.limits import limit_response, rate_limited_response

@@ -1,4 +1,4 @@
-"""The glossary: every metric the pages show, defined once (duels/glossary.py); and the docs/
+"""The glossary: every metric the pages show, defined once (duels/words/glossary.py); and the docs/
 pages the site links to, as their plain text."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from duels.glossary import GLOSSARY
+from duels.words.glossary import GLOSSARY
 
 
 @require_GET

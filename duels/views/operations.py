@@ -9,10 +9,11 @@ from django.urls import path
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from duels.live.episode_hub import stream_viewers
 from duels.models import TokenScope
+from duels.selectors.api_tokens import api_token_find
 from duels.selectors.metrics import CONTENT_TYPE, metrics_render
 from duels.selectors.operations import health_report, task_queue_depth, workers_all, workers_live
-from duels.services.api_tokens import api_token_find
 from duels.views.common import staff_required
 
 
@@ -60,7 +61,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
     refusal = operations_refusal(request)
     if refusal is not None:
         return HttpResponse(refusal, status=403, content_type="text/plain")
-    return HttpResponse(metrics_render(), content_type=CONTENT_TYPE)
+    return HttpResponse(metrics_render(stream_viewers=stream_viewers()), content_type=CONTENT_TYPE)
 
 
 @require_GET

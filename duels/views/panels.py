@@ -16,7 +16,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from duels.engine.validation import environment_invalid_reason
-from duels.evaluation_forms import EvaluationForm
+from duels.forms.evaluations import EvaluationForm
 from duels.models import Evaluation
 from duels.panels.errors import PanelError
 from duels.panels.figures_cache import panel_figures_stored

@@ -14,8 +14,8 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import path
 from django.views.decorators.http import require_POST
 
-from duels.exchange.site import Leave, SiteExportError
-from duels.exchange.site.archive import site_archive
+from duels.publishing import Leave, SiteExportError
+from duels.publishing.archive import site_archive
 from duels.selectors.tournaments import tournament_get
 from duels.services.access import (
     STUDY_PUBLISH_DENIED,

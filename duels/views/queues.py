@@ -15,8 +15,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from duels.models import AnnotationQueue, Answer, ItemKind, QuestionKind, Rubric
-from duels.queue_forms import (
+from duels.exchange.queue_answers_csv import queue_answers_csv_lines
+from duels.forms.queues import (
     SOURCE_LABELS,
     QueueForm,
     RubricForm,
@@ -24,13 +24,13 @@ from duels.queue_forms import (
     rubric_questions_parse,
     rubric_questions_text,
 )
+from duels.models import AnnotationQueue, Answer, ItemKind, QuestionKind, Rubric
 from duels.selectors.agreement import queue_agreement, queue_ranking
 from duels.selectors.annotations import annotated_line_ranges
 from duels.selectors.environment_card import environment_card
 from duels.selectors.environments import environment_outcomes
 from duels.selectors.episodes import episode_step, episode_steps_window
 from duels.selectors.labels import label_verdicts
-from duels.selectors.queue_answers_csv import queue_answers_csv_lines
 from duels.selectors.queue_items import queue_item_views
 from duels.selectors.queues import (
     design_representatives,

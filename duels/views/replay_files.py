@@ -17,7 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from duels.exchange.html_replay import (
+from duels.publishing.html_replay import (
     ReplayExportError,
     replay_chunks,
     replay_scope,

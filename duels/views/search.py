@@ -11,8 +11,8 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from duels.episode_forms import EpisodeFilterForm
-from duels.forms import filter_form_problems
+from duels.forms.dashboard import filter_form_problems
+from duels.forms.episodes import EpisodeFilterForm
 from duels.selectors.episodes import episode_get
 from duels.selectors.search import (
     FACETED_SCAN,

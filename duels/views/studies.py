@@ -14,6 +14,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
+from duels.forms.studies import StudyForm
 from duels.services.access import (
     STUDY_CANCEL_DENIED,
     STUDY_START_DENIED,
@@ -32,7 +33,6 @@ from duels.studies.selectors import (
 )
 from duels.studies.story import slot_get, slot_story
 from duels.studies.tables import TABLES, study_table, table_grid
-from duels.study_forms import StudyForm
 from duels.views.analytics import table_csv_response
 from duels.views.common import cancel_confirmed, paginate
 

@@ -79,8 +79,8 @@ class AccessibilityBrowserTest(BrowserTestCase):
         from django.core.management import call_command
 
         from duels.models import Panel
-        from tests.duels.exchange.test_rl_gymnasium import sandbox_works
         from tests.duels.panels.handmade import write_export, write_snapshot
+        from tests.duels.trainers.test_rl_gymnasium import sandbox_works
         from tests.helpers.parts import need
 
         need(sandbox_works(), "no sandbox backend works here")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from duels.exchange.site import site_export
 from duels.models import Annotation
+from duels.publishing import site_export
 from duels.services.analytics import analytics_refresh
 from duels.services.answers import answer_save
 from duels.services.queues import QueueSelection, queue_create

@@ -15,8 +15,8 @@ from django.core.management import call_command
 
 from duels.models import Annotation, Duel, Status, TargetKind
 from tests import factories
-from tests.duels.exchange.test_rl_gymnasium import sandbox_works
 from tests.duels.panels.handmade import write_export, write_snapshot
+from tests.duels.trainers.test_rl_gymnasium import sandbox_works
 from tests.helpers.browser import BrowserTestCase
 from tests.helpers.parts import need
 

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from duels.models import Episode, Evaluation, Panel, Status
-from tests.duels.exchange.test_rl_gymnasium import sandbox_works
+from tests.duels.trainers.test_rl_gymnasium import sandbox_works
 from tests.helpers.browser import BrowserTestCase
 from tests.helpers.parts import need
 

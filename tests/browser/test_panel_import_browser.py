@@ -20,9 +20,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from duels.models import Environment, Evaluation, Hint, OutsideOutcome, Panel, PanelEntry, Status
-from tests.duels.exchange.test_rl_gymnasium import sandbox_works
 from tests.duels.panels.test_import_export import breakers
 from tests.duels.panels.test_snapshot import TARGET, change_hint, source_one_byte_off
+from tests.duels.trainers.test_rl_gymnasium import sandbox_works
 from tests.helpers.browser import BrowserTestCase
 from tests.helpers.parts import need
 

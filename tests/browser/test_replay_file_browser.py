@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from duels.exchange.html_replay import replay_html, replay_scope
 from duels.models import Annotation, Step, TargetKind
+from duels.publishing.html_replay import replay_html, replay_scope
 from tests import factories
 from tests.helpers.browser import BrowserTestCase
 

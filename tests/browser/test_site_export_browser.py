@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from duels.exchange.site import Leave, site_export
 from duels.models import Annotation, Step, TargetKind
+from duels.publishing import Leave, site_export
 from tests import factories
 from tests.helpers.browser import BrowserTestCase
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from duels.glossary import GLOSSARY
+from duels.words.glossary import GLOSSARY
 from tests.docs.documented import documented_json, key_paths
 from tests.duels.services.test_estimates import league
 

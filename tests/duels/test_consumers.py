@@ -111,7 +111,7 @@ async def test_since_skips_steps_the_client_already_has():
 
 
 async def test_live_doorbell_is_forwarded_with_its_data(monkeypatch):
-    from duels import episode_hub
+    from duels.live import episode_hub
 
     monkeypatch.setattr(episode_hub, "POLL_SECONDS", 60)  # only the doorbell can bring step 3
     user = await make_user()
@@ -229,8 +229,8 @@ async def test_doorbells_close_together_are_coalesced_into_few_frames_in_order()
 
 
 async def test_viewers_of_one_episode_share_one_hub_and_each_get_every_step(monkeypatch):
-    from duels import episode_hub
-    from duels.episode_hub import EpisodeHub
+    from duels.live import episode_hub
+    from duels.live.episode_hub import EpisodeHub
 
     # A poll between storing step 2 and ringing would send the stored text: only the doorbell
     # may bring it here, so "bell 2" shows the one hub handed its data to every viewer.
@@ -253,7 +253,7 @@ async def test_viewers_of_one_episode_share_one_hub_and_each_get_every_step(monk
 
 
 async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monkeypatch):
-    from duels import episode_hub
+    from duels.live import episode_hub
 
     calls = {"news": 0, "progress": 0}
 
@@ -285,7 +285,8 @@ async def test_idle_viewers_share_one_poll_and_only_read_when_there_is_news(monk
 
 
 async def test_viewers_joining_together_share_one_catch_up_and_miss_no_doorbell(monkeypatch):
-    from duels import consumers, episode_hub
+    from duels import consumers
+    from duels.live import episode_hub
 
     calls = {"news": 0, "state": 0}
 
@@ -314,7 +315,7 @@ async def test_viewers_joining_together_share_one_catch_up_and_miss_no_doorbell(
 
 
 async def test_viewers_of_several_episodes_share_one_poll_per_round(monkeypatch):
-    from duels import episode_hub
+    from duels.live import episode_hub
 
     rounds = []
 

@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "duels"
 
 
-def module_names() -> dict[str, Path]:
-    """Every module of `duels/` (migrations aside) by its dotted name."""
+def module_names(planted: dict[str, Path] | None = None) -> dict[str, Path]:
+    """Every module of `duels/` (migrations aside) by its dotted name, plus any `planted` ones
+    (a test's temporary module standing in for a file under that name)."""
     names = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         if "migrations" in path.relative_to(PACKAGE).parts:
@@ -26,7 +27,7 @@ def module_names() -> dict[str, Path]:
         if parts[-1] == "__init__":
             parts.pop()
         names[".".join(parts)] = path
-    return names
+    return {**names, **(planted or {})}
 
 
 def _known(name: str, modules: dict[str, Path]) -> str | None:
@@ -36,9 +37,9 @@ def _known(name: str, modules: dict[str, Path]) -> str | None:
     return name or None
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(planted: dict[str, Path] | None = None) -> dict[str, set[str]]:
     """module -> the `duels` modules it imports anywhere in its body."""
-    modules = module_names()
+    modules = module_names(planted)
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -143,13 +144,14 @@ def test_no_import_circle_among_duels_modules():
 
 
 def test_the_engine_never_imports_the_tasks_module():
-    """Tasks call the engine; the engine enqueues through duels.task_registry."""
+    """Tasks call the engine; the engine enqueues through duels.engine.task_registry."""
     offending = _imports_into(import_graph(), source="duels.engine", target="duels.tasks")
     assert offending == [], f"the engine imports duels/tasks.py: {offending}"
 
 
 def test_the_exchange_never_imports_the_engine():
-    """An import never runs a duel: rescoring is duels.rescoring's, "data changed" a signal."""
+    """An import never runs a duel: rescoring is duels.results.rescoring's, "data changed" a
+    signal."""
     offending = _imports_into(import_graph(), source="duels.exchange", target="duels.engine")
     assert offending == [], f"duels/exchange/ imports duels/engine/: {offending}"
 
@@ -157,7 +159,7 @@ def test_the_exchange_never_imports_the_engine():
 # Studies (duels/studies/) stand on the engine, the selectors, the analytics and the models;
 # only panels (their rankings are the study's figures), the web, the commands and the tasks
 # stand on them.
-ABOVE_STUDIES = ("duels.studies", "duels.panels", "duels.study_forms", "duels.views",
+ABOVE_STUDIES = ("duels.studies", "duels.panels", "duels.forms.studies", "duels.views",
                  "duels.management", "duels.tasks", "duels.apps", "duels.urls", "duels.consumers",
                  "duels.routing", "duels.admin", "duels.templatetags")
 
@@ -205,3 +207,157 @@ def test_the_studys_figures_are_pure():
                     for alias in node.names} | {node.module or "" for node in ast.walk(tree)
                                                 if isinstance(node, ast.ImportFrom)}
         assert not {name for name in imported if name.split(".")[0] == "django"}, module
+
+
+# The layers of duels/, lowest first (docs/architecture.md draws them). A module stands on the
+# layer of the longest prefix naming it and may import its own layer and those below, never one
+# above: a rule every room needs sits at the bottom, pure; the web, the commands and the tasks
+# on top.
+LADDER = (
+    ("rules", ("duels.scoring", "duels.bounds", "duels.signals", "duels.annotation_defaults",
+               "duels.words", "duels.analytics", "duels.players.keys")),
+    ("models", ("duels.models",)),
+    ("players", ("duels.players",)),
+    ("results", ("duels.results",)),
+    ("engine", ("duels.engine",)),
+    ("selectors", ("duels.selectors",)),
+    ("services", ("duels.services",)),
+    ("local_models", ("duels.local_models",)),
+    ("exchange", ("duels.exchange",)),
+    ("trainers", ("duels.trainers",)),
+    ("studies", ("duels.studies",)),
+    ("panels", ("duels.panels",)),
+    ("live", ("duels.live",)),
+    # Publishing is a web capability: its writer renders the views' own pages into files, so it
+    # stands beside the views it renders; nothing below the web imports it.
+    ("web", ("duels.publishing", "duels.forms", "duels.templatetags", "duels.views",
+             "duels.consumers", "duels.routing", "duels.urls", "duels.admin", "duels.management",
+             "duels.tasks", "duels.apps")),
+)
+
+def layer_of(module: str) -> int:
+    """The rung of `module` on LADDER (the longest prefix that names it wins)."""
+    if module == "duels":
+        return len(LADDER) - 1  # the package's face imports nothing
+    best, rung = -1, None
+    for position, (_, prefixes) in enumerate(LADDER):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rung = len(prefix), position
+    assert rung is not None, f"{module} stands on no layer: add its room to LADDER"
+    return rung
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{module} -> {imported}" for module, imports in graph.items()
+                  for imported in imports if layer_of(imported) > layer_of(module))
+
+
+def _prefixed(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def analytics_impurities(graph: dict[str, set[str]], modules: dict[str, Path]) -> list[str]:
+    """duels/analytics/ modules that import Django or a duels module outside the rules layer."""
+    found = []
+    for module in sorted(name for name in graph if _prefixed(name, "duels.analytics")):
+        found += [f"{module} -> {target}" for target in sorted(graph[module]) if layer_of(target)]
+        tree = ast.parse(modules[module].read_text())
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                    for alias in node.names} | {node.module or "" for node in ast.walk(tree)
+                                                if isinstance(node, ast.ImportFrom)}
+        found += [f"{module} -> {name}" for name in sorted(imported)
+                  if name.split(".")[0] == "django"]
+    return found
+
+
+def sandbox_runner_reaches(files: list[Path]) -> list[str]:
+    """Imports of the Django project from sandbox_runner/ (it runs with the stdlib and docker)."""
+    found = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            found += [f"{path.name} -> {name}" for name in names
+                      if name.split(".")[0] in {"duels", "envduels_site"}]
+    return found
+
+
+RULES = {
+    "no layer imports one above it": lambda graph, modules: upward_imports(graph),
+    "selectors never import services": lambda graph, modules: _imports_into(
+        graph, source="duels.selectors", target="duels.services"),
+    "the exchange never imports views": lambda graph, modules: _imports_into(
+        graph, source="duels.exchange", target="duels.views"),
+    "studies never import panels": lambda graph, modules: _imports_into(
+        graph, source="duels.studies", target="duels.panels"),
+    "analytics stays pure": analytics_impurities,
+}
+
+# For each rule, a module planted under a name inside the rule's reach and the import breaking it.
+PLANTS = {
+    "no layer imports one above it": ("duels.engine.planted", "from duels.views import pages"),
+    "selectors never import services": ("duels.selectors.planted",
+                                        "from duels.services.players import player_create"),
+    "the exchange never imports views": ("duels.exchange.planted", "import duels.views.pages"),
+    "studies never import panels": ("duels.studies.planted", "from duels.panels import ranking"),
+    "analytics stays pure": ("duels.analytics.planted", "from django.db import models"),
+}
+
+
+def test_every_layer_rule_holds():
+    graph, modules = import_graph(), module_names()
+    for rule, check in RULES.items():
+        assert check(graph, modules) == [], f"{rule}: {check(graph, modules)}"
+
+
+def test_the_sandbox_runner_knows_nothing_of_duels():
+    files = sorted((ROOT / "sandbox_runner").rglob("*.py"))
+    assert len(files) > 10
+    assert sandbox_runner_reaches(files) == []
+
+
+def test_each_rule_fails_on_a_planted_violation(tmp_path):
+    assert set(PLANTS) == set(RULES)
+    for rule, (name, line) in PLANTS.items():
+        planted = tmp_path / f"{name.replace('.', '_')}.py"
+        planted.write_text(f"from __future__ import annotations\n\n\ndef later():\n    {line}\n")
+        graph = import_graph({name: planted})
+        found = RULES[rule](graph, module_names({name: planted}))
+        assert found and all(arrow.startswith(name) for arrow in found), (rule, found)
+
+
+def test_the_sandbox_rule_fails_on_a_planted_import(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text("from duels.models import Environment\n")
+    assert sandbox_runner_reaches([planted]) == ["planted.py -> duels.models"]
+
+
+def test_no_loose_modules_at_the_entrance():
+    """duels/ holds its rooms, Django's entry modules and the rules every room shares."""
+    entry = {"__init__.py", "apps.py", "admin.py", "urls.py", "routing.py", "consumers.py",
+             "tasks.py", "signals.py"}
+    # bounds (how much text is kept) and scoring serve every room; annotation_defaults is named
+    # by migration 0017 and migrations never change.
+    rules = {"scoring.py", "bounds.py", "annotation_defaults.py"}
+    assert {path.name for path in PACKAGE.glob("*.py")} <= entry | rules
+
+
+MAX_MODULE_LINES = 400
+# The guest runs inside the sandbox from one file copied into the image, standard library only.
+WHOLE_ON_PURPOSE = {"sandbox_runner/guest/envduels_guest.py"}
+
+
+def test_no_module_over_400_lines():
+    long = sorted(
+        f"{path.relative_to(ROOT)} ({lines})"
+        for folder in ("duels", "sandbox_runner", "envduels_site")
+        for path in (ROOT / folder).rglob("*.py")
+        if "migrations" not in path.parts and str(path.relative_to(ROOT)) not in WHOLE_ON_PURPOSE
+        and (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES)
+    assert long == [], f"split by responsibility: {long}"
+    assert all((ROOT / name).is_file() for name in WHOLE_ON_PURPOSE)

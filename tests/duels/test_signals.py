@@ -7,10 +7,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django_tasks_db.models import DBTaskResult
 
 from duels.engine.duels import duel_finalize_if_complete
+from duels.engine.task_registry import task_named
 from duels.models import AnalyticsSnapshot, Duel, Status
 from duels.services.analytics import analytics_refresh
 from duels.signals import data_changed
-from duels.task_registry import task_named
 from duels.tasks import analytics_refresh_task, tournament_drive_task
 
 pytestmark = pytest.mark.django_db

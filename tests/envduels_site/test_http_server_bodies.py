@@ -18,10 +18,10 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from duels.exchange.trainers.openenv_server import MAX_MESSAGE_BYTES
-from tests.duels.exchange.rl_sets import SOURCE
-from tests.duels.exchange.test_rl_gymnasium import sandbox_works
+from duels.trainers.openenv_server import MAX_MESSAGE_BYTES
 from tests.duels.management.test_serve import free_port, wait_until_up
+from tests.duels.trainers.rl_sets import SOURCE
+from tests.duels.trainers.test_rl_gymnasium import sandbox_works
 from tests.helpers.parts import need
 from tests.helpers.web_server import (
     memory_kib,

@@ -51,8 +51,8 @@ def one_design_export(out: Path, source: str) -> Path:
     import uuid
 
     from duels.analytics.designs import content_hash
-    from duels.exchange.trainers.envduels_v1 import envduels_v1_write
     from duels.selectors.training_sets import TrainingItem
+    from duels.trainers.envduels_v1 import envduels_v1_write
 
     design = content_hash(source)
     item = TrainingItem(design=design, environment=str(uuid.uuid4()), title="Served",

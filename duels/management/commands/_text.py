@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from duels.units import hint_gain_interval_text, hint_gain_text
+from duels.words.units import hint_gain_interval_text, hint_gain_text
 
 UNKNOWN = "—"
 NO_INTERVAL = "interval: not enough data"

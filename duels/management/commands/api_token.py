@@ -13,11 +13,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from duels.models import ApiToken, TokenScope
+from duels.selectors.api_tokens import api_token_state
 from duels.services.api_tokens import (
     api_token_create,
     api_token_list,
     api_token_revoke,
-    api_token_state,
 )
 
 

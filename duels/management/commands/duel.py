@@ -16,7 +16,7 @@ from duels.management.commands._engine import (
 )
 from duels.management.commands._text import figure
 from duels.models import Status
-from duels.units import hint_gain_text
+from duels.words.units import hint_gain_text
 
 
 class Command(BaseCommand):

@@ -39,18 +39,18 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from duels.exchange.html_replay import ReplayExportError, replay_chunks, replay_scope
-from duels.exchange.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
 from duels.exchange.selectors import DuelExportFilters, EnvironmentExportFilters
-from duels.exchange.setter_chat import SetterChatFilters
-from duels.exchange.streams import FORMATS, ExportRequest, export_lines
-from duels.exchange.trainers.envduels_v1 import envduels_v1_write
-from duels.exchange.trainers.harbor import harbor_write
-from duels.exchange.trainers.setter_taskset import setter_taskset_write
 from duels.management.commands.training_set import add_set_arguments, set_filters
 from duels.models import Condition, Outcome, Status
+from duels.publishing.html_replay import ReplayExportError, replay_chunks, replay_scope
+from duels.publishing.streams import FORMATS, ExportRequest, export_lines
 from duels.selectors.training_sets import training_set_select
-from duels.wording import count_noun
+from duels.trainers.envduels_v1 import envduels_v1_write
+from duels.trainers.harbor import harbor_write
+from duels.trainers.rl_packages import PACKAGE_FORMATS, PackageError, rl_package_write
+from duels.trainers.setter_chat import SetterChatFilters
+from duels.trainers.setter_taskset import setter_taskset_write
+from duels.words.counts import count_noun
 
 TRAINER_FORMATS = ("envduels-v1", "harbor")
 
@@ -269,7 +269,7 @@ class Command(BaseCommand):
         )
 
     def write_site(self, options: dict[str, Any]) -> None:
-        from duels.exchange.site import Leave, SiteExportError, site_export
+        from duels.publishing import Leave, SiteExportError, site_export
 
         if not options["out"]:
             options["out"] = str(default_export_path(export_format="site", suffix=""))

@@ -23,7 +23,7 @@ WEBSOCKET_CONNECT_TIMEOUT = 30
 def daphne_argv(*, host: str, port: int) -> list[str]:
     """Daphne's command line. Never `--proxy-headers`: Daphne would take the client address from
     the first X-Forwarded-For entry, which any client writes; the application reads the entry a
-    trusted proxy appended instead (ENVDUELS_TRUSTED_PROXIES, duels.account_forms). Daphne runs
+    trusted proxy appended instead (ENVDUELS_TRUSTED_PROXIES, duels.forms.accounts). Daphne runs
     with request bodies refused before they are buffered (envduels_site/http_server.py)."""
     return [sys.executable, "-m", "envduels_site.http_server", "-b", host, "-p", str(port),
             "--websocket_connect_timeout", str(WEBSOCKET_CONNECT_TIMEOUT),

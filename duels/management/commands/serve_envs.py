@@ -23,8 +23,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from duels.exchange.trainers.common import PackageError
 from duels.management.commands.training_set import add_set_arguments, set_filters
+from duels.trainers.common import PackageError
 from sandbox_runner import SandboxUnavailable, resolve_backend
 
 # Messages of one session that may wait for the server before it stops reading from the client.
@@ -73,13 +73,13 @@ class Command(BaseCommand):
         add_set_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from duels.exchange.trainers.openenv_server import EnvServer
-        from duels.exchange.trainers.served_designs import (
+        from duels.selectors.training_sets import training_set_select
+        from duels.trainers.openenv_server import EnvServer
+        from duels.trainers.served_designs import (
             served_designs_from_export,
             served_designs_from_hashes,
             served_designs_from_set,
         )
-        from duels.selectors.training_sets import training_set_select
 
         if min(options["max_sessions"], options["max_sessions_per_client"],
                options["resets_per_minute"]) < 1 or options["idle_timeout"] <= 0 \
@@ -116,8 +116,8 @@ class Command(BaseCommand):
         from django.conf import settings
 
         from duels.engine.setter_seat import SeatSpend, SetterSeat
-        from duels.exchange.trainers.setter_server import SetterServer
         from duels.models import Player
+        from duels.trainers.setter_server import SetterServer
 
         names = [name.strip() for name in options["solvers"].split(",") if name.strip()]
         if not names:
@@ -147,7 +147,7 @@ class Command(BaseCommand):
             what: str = "") -> None:
         from daphne.endpoints import build_endpoint_description_strings
 
-        from duels.exchange.trainers.openenv_server import MAX_MESSAGE_BYTES
+        from duels.trainers.openenv_server import MAX_MESSAGE_BYTES
         from envduels_site.http_server import BodyLimits, BoundedServer
 
         def ready() -> None:

@@ -9,13 +9,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from duels.analytics.bootstrap import resampling_strata, rescaled_bootstrap_weights
 from duels.analytics.data import EpisodeRecord
 from duels.analytics.environments import environment_gains
-from duels.analytics.irt_report import (
-    irt_compute,
-    resampling_strata,
-    rescaled_bootstrap_weights,
-)
+from duels.analytics.irt_report import irt_compute
 from duels.analytics.proportions import wilson_interval
 from duels.analytics.ratings import SCALE, ratings_fit
 from duels.analytics.sides import duel_sides

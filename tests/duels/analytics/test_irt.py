@@ -7,7 +7,8 @@ from scipy.special import expit
 from scipy.stats import spearmanr
 
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord
-from duels.analytics.irt import IrtParameters, IrtProblem, irt_cells, irt_fit, irt_laplace
+from duels.analytics.irt import IrtParameters, IrtProblem, irt_cells
+from duels.analytics.irt_fit import irt_fit, irt_laplace
 from duels.analytics.irt_report import irt_compute
 from duels.analytics.public import PUBLIC_KEYS, irt_public
 

@@ -8,7 +8,8 @@ from django_tasks_db.models import DBTaskResult
 
 from duels.models import AnalyticsSnapshot, EnvironmentStatus, TransferResult
 from duels.selectors.analytics import analytics_input
-from duels.services.analytics import analytics_latest, analytics_refresh, analytics_request_refresh
+from duels.selectors.analytics_snapshots import analytics_latest
+from duels.services.analytics import analytics_refresh, analytics_request_refresh
 from duels.tasks import analytics_refresh_task
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from duels.engine.duels import (
     duel_result,
 )
 from duels.models import Condition, Episode, Status
-from duels.rescoring import duel_rescore
+from duels.results.rescoring import duel_rescore
 
 pytestmark = pytest.mark.django_db
 

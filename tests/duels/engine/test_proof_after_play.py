@@ -15,12 +15,12 @@ from duels.engine import authoring, episodes
 from duels.engine.duels import duel_create, duel_result
 from duels.engine.replay_clock import REPLAY_CLOCK_SHOWN
 from duels.engine.scheduler import duel_run
-from duels.exchange.training import training_environment_records, training_episodes
 from duels.models import Environment, EnvironmentStatus, Episode, Proof, Status
 from duels.players.base import Completion
-from duels.rescoring import duel_score_stored
+from duels.results.rescoring import duel_score_stored
 from duels.scoring import duel_score_from_episodes, episode_passed
 from duels.selectors.analytics import analytics_input
+from duels.trainers.training import training_environment_records, training_episodes
 
 pytestmark = pytest.mark.timeout(300)
 

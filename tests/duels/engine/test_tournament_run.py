@@ -9,7 +9,7 @@ from duels.engine.scheduler import duel_run, tournament_drive
 from duels.engine.tournaments import tournament_create
 from duels.models import Duel, Episode, ModelCall, Player, Status, Step
 from duels.players import prompts
-from duels.rescoring import duel_rescore
+from duels.results.rescoring import duel_rescore
 from duels.services.players import player_seed_builtin
 from sandbox_runner import available_backends
 from tests.helpers.parts import need

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from duels.exchange.streams import ExportRequest, export_lines
 from duels.models import Episode, Player, Status, Step
+from duels.publishing.streams import ExportRequest, export_lines
 from tests.duels.exchange.test_exchange import export_text, import_text, wipe_database
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests.duels.exchange.rl_sets import make_rl_set
+from tests.duels.trainers.rl_sets import make_rl_set
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from tests.duels.exchange.test_rl_gymnasium import sandbox_works
 from tests.duels.panels.handmade import write_export, write_snapshot
+from tests.duels.trainers.test_rl_gymnasium import sandbox_works
 from tests.helpers.parts import need
 
 

@@ -71,7 +71,7 @@ def test_reactivating_a_user_does_not_revive_their_old_tokens(client, owner, sta
     assert api_token_authenticate(raw=old) is None
     assert api_status(client, old) == 401
     token = ApiToken.objects.get(user=owner)
-    from duels.services.api_tokens import api_token_state
+    from duels.selectors.api_tokens import api_token_state
 
     assert api_token_state(token=token).startswith("ended: the user was deactivated")
     _, new = api_token_create(user=owner, name="new laptop")

@@ -13,10 +13,10 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from duels.exchange.site import site_export
 from duels.models import Environment, OutsideOutcome
 from duels.panels.create import panel_from_designs
 from duels.panels.figures_cache import panel_figures_refresh
+from duels.publishing import site_export
 from duels.studies.results import study_figures_refresh
 from tests.helpers.study_data import played_study
 

@@ -19,7 +19,7 @@ from duels.players.builtin import BUILTIN_PLAYER_SPECS
 from duels.services.players import player_seed_builtin
 from duels.studies.results import study_figures_refresh
 from duels.studies.scope import study_drive
-from duels.units import hint_gain_interval_text, hint_gain_text
+from duels.words.units import hint_gain_interval_text, hint_gain_text
 from tests.docs.documented import documented_json, key_paths
 from tests.helpers.plays_links import assert_links_open_their_plays
 from tests.helpers.studies import assert_every_version_played_once, builtin_players

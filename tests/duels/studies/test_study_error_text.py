@@ -1,5 +1,5 @@
 """A study slot's note and error, and the study's own error, reach a reader only through the one
-rule for error text (duels/error_text.py): staff read them whole; a viewer and a published
+rule for error text (duels/words/error_text.py): staff read them whole; a viewer and a published
 study site never see a player's server address or what that server answered."""
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from duels.glossary import GLOSSARY
 from duels.templatetags.duels_format import gain, gain_range, pct_range
+from duels.words.glossary import GLOSSARY
 
 pytestmark = pytest.mark.django_db
 

@@ -1,5 +1,5 @@
 """One way to write each figure: hint gain in percentage points on every page, chart and command
-output (duels.units); heatmaps carry their numbers on a fixed colour scale; "Not enough data"
+output (duels.words.units); heatmaps carry their numbers on a fixed colour scale; "Not enough data"
 is written one way."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from duels.analytics.charts import head_to_head_figures, hint_gain_figure
 from duels.management.commands._text import analytics_lines
-from duels.units import hint_gain_interval_text, hint_gain_text
+from duels.words.units import hint_gain_interval_text, hint_gain_text
 
 ROOT = Path(__file__).resolve().parents[3]
 

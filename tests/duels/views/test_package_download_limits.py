@@ -11,8 +11,8 @@ import zipfile
 
 import pytest
 
-from duels.exchange.trainers.common import ROOT
 from duels.services.analytics import analytics_refresh
+from duels.trainers.common import ROOT
 from tests.duels.views.test_flywheel_page import planted
 
 pytestmark = pytest.mark.django_db

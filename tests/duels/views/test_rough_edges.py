@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from duels.exchange.html_replay import replay_html, replay_scope
-from duels.forms import DuelFilterForm, DuelTriggerForm, EnvironmentFilterForm
+from duels.forms.dashboard import DuelFilterForm, DuelTriggerForm, EnvironmentFilterForm
 from duels.models import Episode, Status, Step
+from duels.publishing.html_replay import replay_html, replay_scope
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[3]

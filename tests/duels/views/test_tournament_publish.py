@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from duels.exchange.site import archive
+from duels.publishing import archive
 
 pytestmark = pytest.mark.django_db
 

@@ -11,10 +11,10 @@ import os
 import pytest
 from django.core.management import CommandError, call_command
 
-from duels.exchange.trainers.envduels_v1 import RUNTIME, design_class_file
 from duels.models import content_hash
 from duels.panels.imports import panel_import_preview
 from duels.panels.v1_read import export_read
+from duels.trainers.envduels_v1 import RUNTIME, design_class_file
 from tests.duels.exchange.hostile.inputs import (
     LOOK_ALIKES,
     TRAVERSALS,

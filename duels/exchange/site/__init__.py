@@ -1,8 +1,0 @@
-"""A tournament published as a static website (`manage.py export --format site`)."""
-
-from __future__ import annotations
-
-from duels.exchange.site.pages import Leave
-from duels.exchange.site.writer import SiteExportError, SiteReport, site_export
-
-__all__ = ["Leave", "SiteExportError", "SiteReport", "site_export"]

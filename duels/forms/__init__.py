@@ -1,0 +1,1 @@
+"""Forms of the web layer, one module per area (the views parse input with them)."""

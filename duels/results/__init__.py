@@ -1,0 +1,1 @@
+"""Stored results derived from stored episodes and versions by the one scoring rule."""

@@ -1,0 +1,1 @@
+"""Handing environments to trainers and harnesses: exporters, runtimes, servers."""

@@ -1,0 +1,1 @@
+"""How numbers and texts are worded for people: units, counts, error texts, glossary."""
