@@ -73,7 +73,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import expit, logit
 
-from duels.analytics.bootstrap import resampling_strata, rescaled_bootstrap_weights
+from duels.analytics.bootstrap_weights import resampling_strata, rescaled_bootstrap_weights
 from duels.analytics.data import EnvironmentRecord, EpisodeRecord
 from duels.analytics.divergence import kendall_tau_rows
 from duels.analytics.intervals import basic_interval, percentile_interval, widened_draws

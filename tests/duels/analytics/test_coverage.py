@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from duels.analytics.bootstrap import resampling_strata, rescaled_bootstrap_weights
+from duels.analytics.bootstrap_weights import resampling_strata, rescaled_bootstrap_weights
 from duels.analytics.data import EpisodeRecord
 from duels.analytics.environments import environment_gains
 from duels.analytics.irt_report import irt_compute
