@@ -23,11 +23,11 @@ from duels.players.actions import (
     TOOL,
     ParsedAction,
     action_protocol,
+    action_read,
     format_reminder,
 )
 from duels.players.base import ChatPlayer
 from duels.players.context import ContextOverflow
-from duels.players.template_echo import reply_action
 from sandbox_runner import Sandbox, StepResult, open_sandbox
 
 SOLVER_MAX_TOKENS = 2048
@@ -137,7 +137,7 @@ def solver_loop(
                 # The documented rule: the model's failure of this episode, not a fault.
                 return Status.FINISHED, EndReason.CONTEXT_OVERFLOW, False, str(overflow)
             latency_ms = completion.latency_ms or int((time.monotonic() - started) * 1000)
-            parsed = reply_action(completion=completion, protocol=protocol)
+            parsed = action_read(completion=completion, protocol=protocol)
             result, sandbox_ms = _answer(sandbox=sandbox, parsed=parsed, protocol=protocol,
                                          index=progress.index + 1, max_steps=max_steps)
             reply, observation, sent = journal.record(

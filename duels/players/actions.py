@@ -291,13 +291,42 @@ def empty_reply_problem(completion: Completion) -> str:
                                           if completion.thinking else ""))
 
 
+# A reply that repeats the prompt's own template (`ACTION: <action>`) has no action: small
+# models copy the format line of the solver prompt word for word, and read as any other reply it
+# would give the action `action` (one pair of angle brackets is stripped, as from
+# `ACTION: <open door>`). When the text reading comes from a line that is exactly one of the
+# prompt's placeholders (prompts.SOLVER_TEXT_FORMAT, bare, in backticks or bold), the reply is
+# that turn's format error instead.
+PLACEHOLDERS = ("<action>", "<your action>")
+TEMPLATE_LINE = re.compile(
+    r"^[ \t>*_#-]*action[ \t*_]*:[ \t*_`]*(?P<placeholder><[^<>\n]{1,20}>)[ \t*_`]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+ECHO_PROBLEM = ("the reply repeats the prompt's template `ACTION: <action>` instead of "
+                "naming an action")
+
+
+def template_echoed(*, text: str, action: str) -> bool:
+    """True when `action` is what reading a template line of `text` would give."""
+    read = action.strip().strip("`*").lower()
+    return any(match.group("placeholder").lower() in PLACEHOLDERS
+               and read in {match.group("placeholder").lower(),
+                            match.group("placeholder").lower()[1:-1]}
+               for match in TEMPLATE_LINE.finditer(text or ""))
+
+
 def action_read(*, completion: Completion, protocol: str) -> ParsedAction:
     """The action of one solver reply under `protocol` (tool or text); a reply with no content
-    and no tool call is that turn's format error."""
+    and no tool call, or one that only repeats the prompt's template, is that turn's format
+    error."""
     if not completion.text.strip() and not completion.action:
         return ParsedAction(action="", format_error=empty_reply_problem(completion))
     if protocol == TEXT:
-        return action_from_text(completion.text)
+        parsed = action_from_text(completion.text)
+        if not parsed.format_error and template_echoed(text=completion.text,
+                                                       action=parsed.action):
+            return ParsedAction(action="", format_error=ECHO_PROBLEM)
+        return parsed
     if completion.action_error:
         return ParsedAction(action="", format_error=completion.action_error)
     action = action_clean(completion.action or "")

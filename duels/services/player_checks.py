@@ -9,8 +9,7 @@ from duels.bounds import REPLY_CHARS, text_bound
 from duels.engine.costs import completion_cost
 from duels.models import ModelCall
 from duels.players import PlayerError, player_client
-from duels.players.actions import TEXT, TOOL, action_protocol, player_check_messages
-from duels.players.template_echo import reply_action
+from duels.players.actions import TEXT, TOOL, action_protocol, action_read, player_check_messages
 
 if TYPE_CHECKING:
     from duels.models import Player
@@ -70,7 +69,7 @@ def player_check_run(*, player: Player) -> PlayerCheckResult:
         result = PlayerCheckResult(**identity, ok=False, error=str(exc), status=exc.status,
                                    protocol=protocol)
     else:
-        parsed = reply_action(completion=completion, protocol=protocol)
+        parsed = action_read(completion=completion, protocol=protocol)
         result = PlayerCheckResult(
             **identity,
             ok=True,

@@ -20,9 +20,8 @@ from duels.local_models.players import local_model_register
 from duels.local_models.server import server_models
 from duels.models import Condition, EndReason, Environment, Episode, ModelCall, Status
 from duels.players import player_client, prompts
-from duels.players.actions import TEXT
+from duels.players.actions import TEXT, action_read
 from duels.players.context import ContextOverflow
-from duels.players.template_echo import reply_action
 from tests.helpers.installation import migrated_installation
 from tests.helpers.local_model import NAME, local_model_server  # noqa: F401 (a fixture)
 from tests.helpers.parts import need
@@ -71,7 +70,7 @@ def test_a_reply_cut_at_max_tokens_is_kept_and_read_as_far_as_it_goes(real_playe
     assert completion.text.strip()
     assert 1 <= completion.output_tokens <= 8  # counted by EnvDuels: the stream has no usage
     assert completion.raw["usage_source"] == "estimated"
-    parsed = reply_action(completion=completion, protocol=TEXT)
+    parsed = action_read(completion=completion, protocol=TEXT)
     assert bool(parsed.action) != bool(parsed.format_error)
 
 
@@ -80,7 +79,7 @@ def test_a_garbage_reply_is_a_format_error_with_its_reason(real_player):
                           "extra_body": {"top_k": 0, "seed": 7}}
     completion = player_client(real_player).complete(
         solver_chat("@@@ ### %%% ~~~ ??? !!!"), max_tokens=32)
-    parsed = reply_action(completion=completion, protocol=TEXT)
+    parsed = action_read(completion=completion, protocol=TEXT)
     assert completion.text
     assert parsed.format_error or parsed.action  # read or refused, never a crash
     if parsed.format_error:

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from duels.players import prompts
-from duels.players.actions import TEXT
+from duels.players.actions import TEXT, action_read
 from duels.players.base import Completion
-from duels.players.template_echo import reply_action
 
 CORPUS = Path(__file__).parent / "corpus" / "solver-real"
 EXPECTED = json.loads((CORPUS / "expected.json").read_text())
@@ -30,7 +29,7 @@ def test_every_real_reply_is_labelled_and_says_where_it_came_from():
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_real_reply_reads_as_a_person_would(name):
     expected = EXPECTED[name]
-    parsed = reply_action(completion=Completion(text=(CORPUS / name).read_text()),
+    parsed = action_read(completion=Completion(text=(CORPUS / name).read_text()),
                           protocol=TEXT)
     if expected.get("format_error"):
         assert parsed.action == "" and parsed.format_error

@@ -7,9 +7,8 @@ import itertools
 
 import pytest
 
-from duels.players.actions import TEXT, TOOL, action_read
+from duels.players.actions import ECHO_PROBLEM, TEXT, TOOL, action_read
 from duels.players.base import Completion
-from duels.players.template_echo import ECHO_PROBLEM, reply_action
 
 PREFIXES = ("", "Let me think.\n", "I will follow the format.\n\n", "> ")
 DECORATIONS = ("ACTION: {p}", "**ACTION:** {p}", "ACTION: `{p}`", "action: {p}", "ACTION:{p}",
@@ -18,7 +17,7 @@ PLACEHOLDERS = ("<action>", "<ACTION>", "<your action>")
 
 
 def read(text: str, protocol: str = TEXT):
-    return reply_action(completion=Completion(text=text), protocol=protocol)
+    return action_read(completion=Completion(text=text), protocol=protocol)
 
 
 @pytest.mark.parametrize(("prefix", "form", "placeholder"),
@@ -47,4 +46,4 @@ def test_a_template_copied_before_a_real_action_line_does_not_hide_it():
 
 def test_the_tool_protocol_is_untouched():
     completion = Completion(text="ACTION: <action>", action="look")
-    assert reply_action(completion=completion, protocol=TOOL).action == "look"
+    assert action_read(completion=completion, protocol=TOOL).action == "look"
