@@ -2,8 +2,8 @@
 check after play both use. Pure: no database, no sandbox.
 
 Texts and hints are compared as words: Unicode compatibility forms folded (NFKC), format
-characters (zero-width marks, soft hyphens) dropped, case, whitespace and punctuation ignored,
-so "Wind the key, three times." shows in "WIND THE KEY -- three times".
+and control characters (zero-width marks, soft hyphens) dropped as replies are read, case,
+whitespace and punctuation ignored, so "Wind the key, three times." shows in "WIND THE KEY -- three times".
 
 The texts an episode showed are read as one text, their boundaries removed, so a hint torn
 over several observations is found as well as one shown whole. A *piece* is a run of at least
@@ -29,6 +29,8 @@ import unicodedata
 from bisect import bisect_left
 from dataclasses import dataclass
 
+from duels.players.reading import invisible_removed
+
 SHORT_HINT_WORDS = 6
 PIECE_WORDS = 3
 _WORD = re.compile(r"\w+")
@@ -43,11 +45,11 @@ class Piece:
 
 
 def normalised(text: str) -> str:
-    """`text` folded for matching: NFKC, format characters (category Cf) removed."""
+    """`text` folded for matching as replies are read (duels.players.reading): invisible
+    characters removed, then NFKC."""
     if text.isascii():
         return text
-    text = unicodedata.normalize("NFKC", text)
-    return "".join(char for char in text if unicodedata.category(char) != "Cf")
+    return unicodedata.normalize("NFKC", invisible_removed(text))
 
 
 def text_words(text: str) -> list[str]:
