@@ -3,7 +3,8 @@ check after play both use. Pure: no database, no sandbox.
 
 Texts and hints are compared as words: Unicode compatibility forms folded (NFKC), format
 and control characters (zero-width marks, soft hyphens) dropped as replies are read, case,
-whitespace and punctuation ignored, so "Wind the key, three times." shows in "WIND THE KEY -- three times".
+whitespace and punctuation ignored, so "Wind the key, three times." shows in
+"WIND THE KEY -- three times".
 
 The texts an episode showed are read as one text, their boundaries removed, so a hint torn
 over several observations is found as well as one shown whole. A *piece* is a run of at least
